@@ -1,0 +1,35 @@
+# Every target installs what it needs into .venv first, so a fresh machine needs only `make`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test unit lint demo bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,dev]'
+	touch $@
+
+lint: install
+	$(BIN)/ruff check engine tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+unit: install
+	$(BIN)/pytest -q tests/unit
+
+test: lint
+	$(BIN)/pytest -q
+
+demo: install
+	$(BIN)/python -m engine.demo
+
+bench: install
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info

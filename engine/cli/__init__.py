@@ -1,0 +1,1 @@
+"""The `kplan` / `kubectl kplan` command line: commands parse, call the engine, and print."""

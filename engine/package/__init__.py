@@ -1,0 +1,1 @@
+"""Operator packages: the typed model, loading from folder/tgz/URL, and verification."""
