@@ -25,7 +25,7 @@ def global_flags() -> argparse.ArgumentParser:
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--kubeconfig", help="path to the kubeconfig file")
     flags.add_argument("--context", help="the kubeconfig context to use")
-    flags.add_argument("-n", "--namespace", help="the namespace of the Instance (default: the context's, else 'default')")
+    flags.add_argument("-n", "--namespace", help="namespace of the Instance (default: the context's, else 'default')")
     flags.add_argument(
         "-o", "--output", choices=("table", "yaml", "json", "dot", "mermaid", "text", "junit"),
         help="output format (commands accept the ones that make sense for them)",

@@ -29,7 +29,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def emit(data: Any, fmt: str | None, out: TextIO, headers: Sequence[str] = (), rows: Iterable[Sequence[Any]] = ()) -> None:
+def emit(
+    data: Any, fmt: str | None, out: TextIO, headers: Sequence[str] = (), rows: Iterable[Sequence[Any]] = ()
+) -> None:
     """Print `data` as yaml/json, or the given table for the default format."""
     if fmt == "yaml":
         out.write(dump_yaml(data))
