@@ -1,0 +1,1 @@
+"""The only package that talks to the Kubernetes API (server-side apply, caches, watch, status, events)."""
