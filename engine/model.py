@@ -200,6 +200,9 @@ class Package:
     url: str | None = None
     upgradable_from: tuple[str, ...] = ()
     health: tuple[HealthRule, ...] = ()
+    # The package's files as read (path relative to the package root -> text), so the package
+    # can be stored (OperatorVersion) and rebuilt exactly; empty for packages built in code.
+    files: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def version_name(self) -> str:
