@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import total_ordering
 
 __all__ = [
     "ApiUnavailable",
@@ -52,15 +53,27 @@ class TransientError(KplanError):
     """Retrying later may help."""
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class Problem:
-    """One finding of package verification, located as precisely as the source allows."""
+    """One finding of package verification, located as precisely as the source allows.
+
+    Problems sort by file, then line (findings about a whole file, line None, first), field, message.
+    """
 
     file: str
     line: int | None
     field: str
     message: str
     warning: bool = False
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Problem):
+            return NotImplemented
+        return self._order() < other._order()
+
+    def _order(self) -> tuple[str, int, str, str, bool]:
+        return (self.file, -1 if self.line is None else self.line, self.field, self.message, self.warning)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
