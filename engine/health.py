@@ -169,7 +169,8 @@ def statefulset(obj: Obj) -> Status:
     if waiting := stale(obj, strict=True):
         return waiting
     spec, status = spec_of(obj), status_of(obj)
-    want, ready, replicas = int_field(spec, "replicas", 1), int_field(status, "readyReplicas"), int_field(status, "replicas")
+    want, ready = int_field(spec, "replicas", 1), int_field(status, "readyReplicas")
+    replicas = int_field(status, "replicas")
     if ready < want:
         return progressing(obj, f"{ready}/{want} replicas ready")
     if replicas > want:
