@@ -1,0 +1,86 @@
+"""Caches: watch-backed read caches of whole kinds, shared by the controller and `kplan run`."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from engine.kube.informer import Informer
+
+if TYPE_CHECKING:
+    from engine.kube.client import Kube
+
+__all__ = ["Caches", "Handler"]
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[str, dict[str, Any]], None]
+
+
+class Caches:
+    """One informer per kind (all namespaces), started on first use; reads never go to the server.
+
+    A kind is cached with the label selector of its first `ensure`: objects the selector does not match
+    are absent from the cache. Handlers run on the informers' threads and must not block.
+    """
+
+    def __init__(self, kube: Kube) -> None:
+        self._kube = kube
+        self._informers: dict[tuple[str, str], Informer] = {}
+        self._starting: dict[tuple[str, str], threading.Lock] = {}
+        self._handlers: list[Handler] = []
+        self._lock = threading.Lock()
+
+    def ensure(self, api_version: str, kind: str, *, label_selector: str | None = None) -> None:
+        """Cache `kind` from now on; returns once its initial list is in. ValueError on a different selector."""
+        self._informer(api_version, kind, label_selector)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """The cached object (a copy), None when absent; a namespaced kind defaults to the Kube's namespace."""
+        informer = self._informer(api_version, kind)
+        namespaced = self._kube.resource(api_version, kind).namespaced
+        return informer.get((namespace or self._kube.namespace) if namespaced else None, name)
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Cached objects (copies) in `namespace`, or in all namespaces when None, sorted by namespace/name."""
+        return self._informer(api_version, kind).list(namespace)
+
+    def add_handler(self, callback: Handler) -> None:
+        """Call `callback(type, object)` for every ADDED, MODIFIED and DELETED of every cached kind."""
+        with self._lock:
+            self._handlers.append(callback)
+
+    def stop(self) -> None:
+        with self._lock:
+            informers = list(self._informers.values())
+            self._informers.clear()
+        for informer in informers:
+            informer.stop()
+
+    def _informer(self, api_version: str, kind: str, label_selector: str | None = None) -> Informer:
+        key = (api_version, kind)
+        with self._lock:
+            starting = self._starting.setdefault(key, threading.Lock())
+        with starting:  # one start per kind; other kinds start concurrently
+            with self._lock:
+                informer = self._informers.get(key)
+            if informer is None:
+                informer = Informer(self._kube, api_version, kind, label_selector=label_selector, notify=self._notify)
+                informer.start()
+                with self._lock:
+                    self._informers[key] = informer
+        if label_selector is not None and informer.label_selector != label_selector:
+            raise ValueError(f"{kind} is already cached with label selector {informer.label_selector!r}")
+        return informer
+
+    def _notify(self, change: str, obj: dict[str, Any]) -> None:
+        with self._lock:
+            handlers = list(self._handlers)
+        for handler in handlers:
+            try:
+                handler(change, copy.deepcopy(obj))
+            except Exception:  # one failing handler must not starve the others or kill the informer
+                log.exception("cache handler failed", extra={"change": change, "kind": obj.get("kind")})

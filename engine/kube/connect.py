@@ -1,0 +1,60 @@
+"""connect: a Kube from a kubeconfig file, $KUBECONFIG, ~/.kube/config, or the in-cluster service account."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kubernetes import config as kube_config
+from kubernetes.client import Configuration
+
+from engine.errors import PermanentError
+from engine.kube.client import Kube
+from engine.kube.clock import Clock
+from engine.kube.metrics import CountingApiClient
+
+__all__ = ["connect"]
+
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+DEFAULT_KUBECONFIG = Path("~/.kube/config")
+
+
+def connect(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    namespace: str | None = None,
+    clock: Clock | None = None,
+) -> Kube:
+    """A Kube whose namespace is `namespace`, else the context's, else "default"."""
+    path = kubeconfig or os.environ.get("KUBECONFIG") or existing(DEFAULT_KUBECONFIG)
+    configuration = Configuration()
+    try:
+        if path:
+            kube_config.load_kube_config(path, context, client_configuration=configuration, persist_config=False)  # type: ignore[no-untyped-call]
+            found = namespace or context_namespace(path, context)
+        else:
+            kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            found = namespace or service_account_namespace()
+    except (kube_config.ConfigException, OSError, ValueError) as exc:
+        source = f"kubeconfig {path}" if path else "the in-cluster configuration"
+        raise PermanentError(f"cannot load {source}: {exc}") from exc
+    return Kube(CountingApiClient(configuration), found or "default", clock=clock)
+
+
+def existing(path: Path) -> str | None:
+    expanded = path.expanduser()
+    return str(expanded) if expanded.is_file() else None
+
+
+def context_namespace(path: str, context: str | None) -> str | None:
+    contexts, current = kube_config.list_kube_config_contexts(path)  # type: ignore[no-untyped-call]
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
+    return ((chosen or {}).get("context") or {}).get("namespace")
+
+
+def service_account_namespace() -> str | None:
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or None
+    except OSError:
+        return None

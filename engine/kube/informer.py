@@ -1,0 +1,131 @@
+"""Informer: one kind's objects (all namespaces) kept in memory by list + watch, resumed after cuts, relisted on 410.
+
+Why not kubernetes.informer.SharedInformer: it needs a typed list function (it reads `resp.items` and
+`resp.metadata.resource_version` of generated models, so custom resources and dynamic kinds are out), it
+has no way to wait for the initial list (it lists in its thread and retries every 5 s), it fires MODIFIED
+for every unchanged object on a relist, and it sleeps on the system clock.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import KplanError
+from engine.kube.errors import Expired
+from engine.kube.objects import name_of, namespace_of, resource_version_of
+from engine.kube.watching import Watch
+
+if TYPE_CHECKING:
+    from engine.kube.client import Kube
+
+__all__ = ["Informer"]
+
+log = logging.getLogger(__name__)
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+BACKOFF_START, BACKOFF_MAX = 0.5, 30.0  # seconds between attempts while the server fails
+
+Key = tuple[str, str]  # namespace ("" when cluster-scoped), name
+Notify = Callable[[str, dict[str, Any]], None]
+
+
+def key_of(obj: dict[str, Any]) -> Key:
+    return namespace_of(obj) or "", name_of(obj)
+
+
+class Informer:
+    """A cache of one kind, filled by `start()` (which lists before it returns) and kept by a watch thread."""
+
+    def __init__(
+        self, kube: Kube, api_version: str, kind: str, *, label_selector: str | None, notify: Notify
+    ) -> None:
+        self.api_version, self.kind, self.label_selector = api_version, kind, label_selector
+        self._kube, self._notify = kube, notify
+        self._objects: dict[Key, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._version: str | None = None
+        self._watch: Watch | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """List (errors reach the caller), then keep watching in a daemon thread."""
+        self._relist()
+        self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        watch = self._watch
+        if watch is not None:
+            watch.stop()
+        if self._thread is not None:
+            self._thread.join()
+
+    def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._objects.get((namespace or "", name))
+        return copy.deepcopy(found) if found is not None else None
+
+    def list(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            found = [obj for key, obj in self._objects.items() if namespace is None or key[0] == namespace]
+        return [copy.deepcopy(obj) for obj in sorted(found, key=key_of)]
+
+    def _run(self) -> None:
+        delay = BACKOFF_START
+        while not self._stopped.is_set():
+            try:
+                if self._version is None:
+                    self._relist()
+                self._follow()
+                delay = BACKOFF_START
+            except Expired:
+                log.info("watch expired, listing again", extra={"kind": self.kind})
+                self._version = None
+            except Exception as exc:  # whatever failed, the cache must live on
+                log.warning("informer failed, retrying: %s", exc, extra={"kind": self.kind, "delay": delay},
+                            exc_info=not isinstance(exc, KplanError))
+                self._kube.clock.wait(self._stopped, delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    def _follow(self) -> None:
+        """Apply watch events until stopped (the watch resumes by itself after stream ends and cuts)."""
+        watch = self._kube.watch(self.api_version, self.kind, label_selector=self.label_selector,
+                                 resource_version=self._version)
+        self._watch = watch
+        if self._stopped.is_set():  # stop() ran before the watch existed
+            watch.stop()
+        with watch:
+            for change, obj in watch:
+                self._version = watch.resource_version
+                self._record(change, obj)
+            self._version = watch.resource_version or self._version
+
+    def _record(self, change: str, obj: dict[str, Any]) -> None:
+        with self._lock:
+            if change == DELETED:
+                self._objects.pop(key_of(obj), None)
+            else:
+                self._objects[key_of(obj)] = obj
+        self._notify(change, obj)
+
+    def _relist(self) -> None:
+        """Replace the cache with a fresh list, notifying what changed since the last one."""
+        items, version = self._kube.list_with_version(self.api_version, self.kind, label_selector=self.label_selector)
+        fresh = {key_of(obj): obj for obj in items}
+        with self._lock:
+            old, self._objects = self._objects, fresh
+        self._version = version or None
+        for key, obj in old.items():
+            if key not in fresh:
+                self._notify(DELETED, obj)
+        for key, obj in fresh.items():
+            if key not in old:
+                self._notify(ADDED, obj)
+            elif resource_version_of(old[key]) != resource_version_of(obj):
+                self._notify(MODIFIED, obj)

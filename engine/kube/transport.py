@@ -1,0 +1,110 @@
+"""The HTTP seam: JSON requests and line-delimited streams to the API server through one ApiClient."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import urllib3
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+from engine.kube.errors import api_error
+
+__all__ = ["JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
+
+JSON = "application/json"
+REQUEST_TIMEOUT = 60.0  # seconds; a request that takes longer counts as the server being unavailable
+_NETWORK_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
+
+
+class Stream:
+    """An open streaming response (a watch): decoded JSON lines until the server ends it or it is cut."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response  # urllib3.HTTPResponse
+
+    def lines(self) -> Iterator[dict[str, Any]]:
+        """Each JSON line; stops quietly when the connection ends, is cut or times out."""
+        try:
+            for line in iter_resp_lines(self._response):  # type: ignore[no-untyped-call]
+                if line.strip():
+                    yield json.loads(line)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError):
+            return
+
+    def interrupt(self) -> None:
+        """Unblock a reader waiting on this stream from another thread."""
+        with contextlib.suppress(ValueError, RuntimeError, OSError, AttributeError):
+            self._response.shutdown()
+
+    def close(self) -> None:
+        self._response.close()
+        self._response.release_conn()
+
+
+class Transport:
+    """Sends requests with the client's configuration and credentials; failures become kplan errors."""
+
+    def __init__(self, api_client: ApiClient) -> None:
+        self.api_client = api_client
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        action: str,
+        what: str,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float = REQUEST_TIMEOUT,
+    ) -> Any:
+        """The decoded JSON body of a 2xx answer; raises the kplan error for anything else."""
+        try:
+            response = self._send(method, path, query, body, content_type, timeout)
+            data = response.read()
+            if not 200 <= response.status <= 299:
+                raise ApiException(http_resp=response)
+        except _NETWORK_ERRORS as exc:
+            raise api_error(exc, action, what) from exc
+        return json.loads(data) if data else None
+
+    def open_stream(
+        self, path: str, *, action: str, what: str, query: Mapping[str, str], read_timeout: float | None
+    ) -> Stream:
+        """A streaming GET; raises the kplan error when the server does not answer 200."""
+        try:
+            response = self._send("GET", path, query, None, JSON, (REQUEST_TIMEOUT, read_timeout))
+            if response.status != 200:
+                response.read()
+                raise ApiException(http_resp=response)
+        except _NETWORK_ERRORS as exc:
+            raise api_error(exc, action, what) from exc
+        return Stream(response.response)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str] | None,
+        body: Any,
+        content_type: str,
+        timeout: float | tuple[float, float | None],
+    ) -> Any:
+        headers = {"Accept": JSON}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        request = self.api_client.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=list((query or {}).items()),
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        return self.api_client.call_api(*request, _request_timeout=timeout)
