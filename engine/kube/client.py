@@ -123,16 +123,19 @@ class Kube:
                 return items, str(meta.get("resourceVersion") or "")
             query["continue"] = str(meta["continue"])
 
-    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+    def create(self, obj: Mapping[str, Any], *, field_manager: str | None = None) -> dict[str, Any]:
         """Create `obj`; AlreadyExists when its name is taken."""
         resource, namespace, name = self._locate(obj)
-        return self._object_call("create", resource, namespace, name, "POST", resource.path(namespace), body=dict(obj))
+        path, query = resource.path(namespace), manager_query(field_manager)
+        return self._object_call("create", resource, namespace, name, "POST", path, query, dict(obj))
 
-    def replace(self, obj: Mapping[str, Any], *, subresource: str | None = None) -> dict[str, Any]:
+    def replace(
+        self, obj: Mapping[str, Any], *, subresource: str | None = None, field_manager: str | None = None
+    ) -> dict[str, Any]:
         """PUT `obj` (its resourceVersion, when set, is a precondition: Conflict when the object changed)."""
         resource, namespace, name = self._locate(obj)
-        path = resource.path(namespace, name, subresource)
-        return self._object_call("update", resource, namespace, name, "PUT", path, body=dict(obj))
+        path, query = resource.path(namespace, name, subresource), manager_query(field_manager)
+        return self._object_call("update", resource, namespace, name, "PUT", path, query, dict(obj))
 
     def patch(
         self,
@@ -144,12 +147,13 @@ class Kube:
         *,
         content_type: str = MERGE_PATCH,
         subresource: str | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         """Patch with a merge patch (default), a JSON patch (a list) or a strategic merge patch."""
         resource = self.resource(api_version, kind)
         namespace = self._namespace_for(resource, namespace)
-        path = resource.path(namespace, name, subresource)
-        return self._object_call("patch", resource, namespace, name, "PATCH", path, None, patch, content_type)
+        path, query = resource.path(namespace, name, subresource), manager_query(field_manager)
+        return self._object_call("patch", resource, namespace, name, "PATCH", path, query, patch, content_type)
 
     def delete(
         self, api_version: str, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background"
@@ -239,6 +243,11 @@ class Kube:
         )
         found: dict[str, Any] = answer or {}
         return with_type(found, resource.api_version, resource.kind)
+
+
+def manager_query(field_manager: str | None) -> dict[str, str]:
+    """Writes other than apply name their manager only when asked; the server then derives it from the user agent."""
+    return {"fieldManager": field_manager} if field_manager else {}
 
 
 def selector_query(label_selector: str | None, field_selector: str | None) -> dict[str, str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kubernetes import config as kube_config
 from kubernetes.client import Configuration
+from urllib3.util.retry import Retry
 
 from engine.errors import PermanentError
 from engine.kube.client import Kube
@@ -17,6 +18,9 @@ __all__ = ["connect"]
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_KUBECONFIG = Path("~/.kube/config")
+# Retry only connections that never reached the server; answers (429, 503 with Retry-After) come back to
+# the caller, which backs off by its own rules, and every request sent is one the counters see.
+CONNECT_RETRIES = Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False)
 
 
 def connect(
@@ -29,6 +33,7 @@ def connect(
     """A Kube whose namespace is `namespace`, else the context's, else "default"."""
     path = kubeconfig or os.environ.get("KUBECONFIG") or existing(DEFAULT_KUBECONFIG)
     configuration = Configuration()
+    configuration.retries = CONNECT_RETRIES
     try:
         if path:
             kube_config.load_kube_config(path, context, client_configuration=configuration, persist_config=False)  # type: ignore[no-untyped-call]

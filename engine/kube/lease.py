@@ -64,20 +64,26 @@ class LeaderElector:
         self, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None], stop: threading.Event
     ) -> None:
         """Campaign and lead until `stop` is set. Callbacks run on this thread and must not block."""
-        clock = self._kube.clock
-        while not stop.is_set():
-            if self._try_acquire_or_renew():
-                self._renewed_at = clock.monotonic()
-                if not self.is_leader:
-                    self.is_leader = True
-                    on_started_leading()
-            elif self.is_leader and clock.monotonic() - self._renewed_at >= self.renew_deadline:
+        try:
+            while not stop.is_set():
+                self._campaign(on_started_leading, on_stopped_leading)
+                self._kube.clock.wait(stop, self.retry_period)
+        finally:
+            if self.is_leader:
+                if self.release_on_stop:
+                    self._release()
                 self.is_leader = False
                 on_stopped_leading()
-            clock.wait(stop, self.retry_period)
-        if self.is_leader:
-            if self.release_on_stop:
-                self._release()
+
+    def _campaign(self, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]) -> None:
+        """One round: acquire or renew; start leading on success, stop when renewals failed too long."""
+        now = self._kube.clock.monotonic()
+        if self._try_acquire_or_renew():
+            self._renewed_at = now
+            if not self.is_leader:
+                self.is_leader = True
+                on_started_leading()
+        elif self.is_leader and now - self._renewed_at >= self.renew_deadline:
             self.is_leader = False
             on_stopped_leading()
 

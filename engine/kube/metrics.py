@@ -9,9 +9,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from kubernetes.client import ApiClient, Configuration
 
-__all__ = ["DISCOVERY", "CountingApiClient", "verb_of"]
+from engine import __version__
+
+__all__ = ["DISCOVERY", "VERBS", "CountingApiClient", "verb_of"]
 
 DISCOVERY = "discovery"  # /api, /apis, /apis/<group>/<version>, /version, /openapi, ...
+VERBS = ("get", "list", "watch", "create", "update", "patch", "apply", "delete", "deletecollection", DISCOVERY)
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
 
@@ -55,7 +58,9 @@ class CountingApiClient(ApiClient):
 
     def __init__(self, configuration: Configuration, requests: Counter[str] | None = None) -> None:
         super().__init__(configuration)
-        self.requests: Counter[str] = requests if requests is not None else Counter()
+        self.user_agent = f"kplan/{__version__}"
+        # Every verb present from the start: readers may copy the counter while requests are counted.
+        self.requests: Counter[str] = requests if requests is not None else Counter(dict.fromkeys(VERBS, 0))
         self._prefix = urlsplit(configuration.host).path.rstrip("/")
         self._lock = threading.Lock()
 

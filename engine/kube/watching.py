@@ -78,7 +78,7 @@ class Watch(Iterator[Event]):
             started = self._clock.monotonic()
             received = yield from self._one_stream(remaining)
             if not received and self._clock.monotonic() - started < QUIET_RECONNECT_DELAY:
-                self._clock.wait(self._stopped, QUIET_RECONNECT_DELAY)
+                self._clock.wait(self._stopped, min(QUIET_RECONNECT_DELAY, self._remaining() or QUIET_RECONNECT_DELAY))
 
     def _one_stream(self, remaining: float | None) -> Generator[Event, None, bool]:
         """Events of one HTTP stream; True when anything arrived."""
