@@ -1,0 +1,91 @@
+"""Parse a rendered YAML stream into Kubernetes objects: empty documents dropped, the rest checked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from engine.errors import RenderError
+from engine.render.limits import Budget, LimitExceeded, measure
+
+__all__ = ["parse_objects"]
+
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """Safe YAML without implicit timestamps: like Kubernetes, a date stays a string."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
+    """The objects of a rendered stream; RenderError names `file`, the document and the line."""
+    loader = _Loader(text)
+    objects: list[dict[str, Any]] = []
+    try:
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            index += 1
+            if node is None:
+                continue
+            document = loader.construct_document(node)
+            if document is None:
+                continue
+            measure(document, budget)  # aliases may expand a small text into a huge value
+            objects.append(_checked(_unshared(document), file, index, node.start_mark.line + 1))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        reason = f"the rendered output is not valid YAML: {problem} (rendered line {line})"
+        raise RenderError(file, line, reason) from exc
+    except yaml.YAMLError as exc:
+        raise RenderError(file, None, f"the rendered output is not valid YAML: {exc}") from exc
+    except LimitExceeded as exc:
+        raise RenderError(file, None, f"render budget exceeded: {exc}") from exc
+    finally:
+        loader.dispose()
+    return objects
+
+
+def _unshared(value: Any) -> Any:
+    """A copy in which no two places share a dict or list (YAML aliases do share them)."""
+    if isinstance(value, dict):
+        return {key: _unshared(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unshared(item) for item in value]
+    return value
+
+
+def _checked(document: Any, file: str, index: int, line: int) -> dict[str, Any]:
+    problem = _object_problem(document)
+    if problem:
+        raise RenderError(file, line, f"document {index} is not a Kubernetes object: {problem}")
+    result: dict[str, Any] = document
+    return result
+
+
+def _object_problem(document: Any) -> str:
+    if not isinstance(document, dict):
+        return f"it is a {type(document).__name__}, not a mapping"
+    for field in ("apiVersion", "kind"):
+        if not isinstance(document.get(field), str) or not document[field]:
+            return f"{field} is missing"
+    metadata = document.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return "metadata is missing"
+    if not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        return "metadata.name is missing"
+    for field in ("labels", "annotations"):
+        if metadata.get(field) is not None and not isinstance(metadata[field], Mapping):
+            return f"metadata.{field} is not a mapping"
+    return ""

@@ -1,0 +1,135 @@
+"""Render templates, tasks and whole plans of a package into stamped Kubernetes objects."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from engine.errors import PlanNotFound, RenderError
+from engine.model import Package, Plan, Task, TaskKind
+from engine.render.confighash import annotate_config_hashes
+from engine.render.context import RenderContext, template_variables, with_location
+from engine.render.documents import parse_objects
+from engine.render.failures import as_render_error
+from engine.render.limits import DEFAULT_LIMITS, Clock, Limits
+from engine.render.sandbox import KplanEnvironment, environment
+from engine.render.stamping import stamp
+
+__all__ = ["render_plan", "render_string", "render_task", "render_template"]
+
+_RENDERS_RESOURCES = frozenset({TaskKind.APPLY, TaskKind.DELETE, TaskKind.TOGGLE})
+
+
+def render_template(
+    pkg: Package, file: str, ctx: RenderContext, *, limits: Limits = DEFAULT_LIMITS, clock: Clock = time.monotonic
+) -> list[dict[str, Any]]:
+    """The stamped objects of `templates/<file>`, in document order (empty documents dropped)."""
+    env = environment(limits, clock, pkg.templates)
+    return _render_objects(env, pkg, file, ctx, template_variables(ctx, pkg))
+
+
+def render_task(
+    pkg: Package, task: Task, ctx: RenderContext, *, limits: Limits = DEFAULT_LIMITS, clock: Clock = time.monotonic
+) -> list[dict[str, Any]]:
+    """The objects of every template of the task, in order (`resources`, or a Pipe task's `pod`)."""
+    env = environment(limits, clock, pkg.templates)
+    ctx = replace(ctx, task=task.name)
+    return _render_task(env, pkg, task, ctx, template_variables(ctx, pkg))
+
+
+def render_plan(
+    pkg: Package, plan: str, ctx: RenderContext, *, limits: Limits = DEFAULT_LIMITS, clock: Clock = time.monotonic
+) -> dict[str, list[dict[str, Any]]]:
+    """Step name -> the objects its tasks render, for every step of the plan in order.
+
+    All or nothing: the first template that fails raises RenderError. Pod templates that use
+    a ConfigMap or Secret rendered by the plan are then annotated with the hash of its data.
+    """
+    env = environment(limits, clock, pkg.templates)
+    variables = template_variables(ctx, pkg)
+    rendered: dict[str, list[dict[str, Any]]] = {}
+    for phase in _plan(pkg, plan).phases:
+        for step in phase.steps:
+            objects = rendered.setdefault(step.name, [])
+            for task in (_task(pkg, step.name, name) for name in step.tasks):
+                task_ctx = replace(ctx, plan=plan, phase=phase.name, step=step.name, task=task.name)
+                objects.extend(_render_task(env, pkg, task, task_ctx, with_location(variables, task_ctx)))
+    try:
+        annotate_config_hashes(obj for objects in rendered.values() for obj in objects)
+    except Exception as exc:
+        raise as_render_error(exc, "operator.yaml") from exc
+    return rendered
+
+
+def render_string(
+    source: str,
+    ctx: RenderContext,
+    name: str = "<string>",
+    *,
+    pkg: Package | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    clock: Clock = time.monotonic,
+) -> str:
+    """`source` rendered as text (for Operator-task fields); with `pkg`, OperatorName and
+    friends are defined too, and `source` may include the package's templates."""
+    env = environment(limits, clock, {**(pkg.templates if pkg else {}), name: source})
+    return _render_text(env, name, template_variables(ctx, pkg))
+
+
+def _render_task(
+    env: KplanEnvironment, pkg: Package, task: Task, ctx: RenderContext, variables: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    files = task.resources if task.kind in _RENDERS_RESOURCES else (task.pod,) if task.kind is TaskKind.PIPE else ()
+    return [obj for file in files if file for obj in _render_objects(env, pkg, file, ctx, variables)]
+
+
+def _render_objects(
+    env: KplanEnvironment, pkg: Package, file: str, ctx: RenderContext, variables: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    text = _render_text(env, file, variables)
+    try:
+        objects = parse_objects(text, file, env.budget)
+        return [
+            stamp(
+                obj,
+                instance=ctx.instance,
+                namespace=ctx.namespace,
+                operator=pkg.name,
+                plan=ctx.plan,
+                step=ctx.step,
+                instance_uid=ctx.instance_uid,
+            )
+            for obj in objects
+        ]
+    except Exception as exc:
+        raise as_render_error(exc, file) from exc
+
+
+def _render_text(env: KplanEnvironment, file: str, variables: Mapping[str, Any]) -> str:
+    env.budget.restart()
+    try:
+        template = env.get_template(file)
+        chunks, size = [], 0
+        for chunk in template.generate(variables):
+            size += len(chunk)
+            env.budget.check_text(size, "the template output")
+            chunks.append(chunk)
+        return "".join(chunks)
+    except Exception as exc:
+        raise as_render_error(exc, file) from exc
+
+
+def _plan(pkg: Package, name: str) -> Plan:
+    try:
+        return pkg.plan(name)
+    except PlanNotFound as exc:
+        raise RenderError("operator.yaml", None, str(exc)) from exc
+
+
+def _task(pkg: Package, step: str, name: str) -> Task:
+    try:
+        return pkg.task(name)
+    except KeyError:
+        raise RenderError("operator.yaml", None, f"step {step!r} names a task {name!r} that does not exist") from None

@@ -1,0 +1,213 @@
+"""The sandboxed Jinja2 environment templates render in, with kplan's filters and render budget."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.loaders import FunctionLoader
+from jinja2.runtime import Context, LoopContext, StrictUndefined
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.utils import _PassArg, missing, pass_context
+
+from engine.render.filters import FILTERS
+from engine.render.guards import check_binop, check_filter, check_format, check_method
+from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
+from engine.render.values import Values
+
+__all__ = ["KplanEnvironment", "KplanUndefined", "environment"]
+
+# Jinja2 built-ins left out: `random` makes output non-deterministic, `lipsum` is a text
+# generator of no use in manifests and an easy way to burn the budget.
+_DROPPED_FILTERS = frozenset({"random"})
+_DROPPED_GLOBALS = frozenset({"lipsum"})
+
+
+class KplanUndefined(StrictUndefined):
+    """StrictUndefined whose messages name the variable, or the `Params.x` path that lacks a key."""
+
+    __slots__ = ()
+
+    @property
+    def _undefined_message(self) -> str:
+        if not self._undefined_hint and self._undefined_obj is missing:
+            return f"undefined variable {self._undefined_name!r}"
+        if not self._undefined_hint and isinstance(self._undefined_obj, Values):
+            return f"{self._undefined_obj.label!r} has no attribute {self._undefined_name!r}"
+        message: str = super()._undefined_message
+        return message
+
+
+class KplanCodeGenerator(CodeGenerator):
+    """Compiles loops and `~` so that they go through the environment's budget: the iterable of
+    every `{% for %}` loop is compiled as `environment.iterate(<iterable>)`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loop_iterables: set[int] = set()
+
+    def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
+        if id(node) not in self._loop_iterables:
+            return super().visit(node, *args, **kwargs)
+        self.write("environment.iterate(")
+        super().visit(node, *args, **kwargs)
+        self.write(")")
+        return None
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        self._loop_iterables.add(id(node.iter))
+        super().visit_For(node, frame)
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.join_values((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+class KplanEnvironment(ImmutableSandboxedEnvironment):
+    """An immutable sandbox with StrictUndefined, kplan's filters and a render budget.
+
+    Templates are served only from `templates` (the package's own), so `include`, `import`
+    and `extends` cannot reach files. See `engine.render.limits` for how the budget works;
+    `budget.restart()` starts the budget of a new render.
+    """
+
+    code_generator_class = KplanCodeGenerator
+    intercepted_binops = frozenset({"+", "*", "**", "%"})
+
+    def __init__(
+        self,
+        limits: Limits = DEFAULT_LIMITS,
+        clock: Clock = time.monotonic,
+        templates: Mapping[str, str] | None = None,
+    ) -> None:
+        self.budget = Budget(limits, clock)
+        sources = dict(templates or {})
+        super().__init__(
+            undefined=KplanUndefined,
+            autoescape=False,
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            finalize=self.finalize_output,
+            loader=FunctionLoader(lambda name: _source(sources, name)),
+            auto_reload=False,
+        )
+        filters = {name: f for name, f in {**self.filters, **FILTERS}.items() if name not in _DROPPED_FILTERS}
+        self.filters = {name: _guarded_filter(self, name, f) for name, f in filters.items()}
+        for name in _DROPPED_GLOBALS:
+            self.globals.pop(name, None)
+        self.globals["range"] = _capped_range(self.budget)
+
+    def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        self.budget.charge()
+        if isinstance(obj, LoopContext) and args:  # `loop(children)` in a recursive for loop
+            args = (self.iterate(args[0]), *args[1:])
+        args = check_method(self.budget, obj, args, kwargs)
+        return self.budget.check_result(super().call(context, obj, *args, **kwargs))
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        self.budget.charge()
+        check_binop(self.budget, operator, left, right)
+        return self.budget.check_result(super().call_binop(context, operator, left, right))
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, Values) and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        wrapper = super().wrap_str_format(value)
+        if wrapper is None:
+            return None
+        check_format(self.budget, value.__self__)
+
+        def checked(*args: Any, **kwargs: Any) -> str:
+            measure([*args, *kwargs.values()], self.budget)
+            return wrapper(*args, **kwargs)
+
+        return checked
+
+    def iterate(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """The items of a loop, charging one operation each."""
+        for item in iterable:
+            self.budget.charge()
+            yield item
+
+    def join_values(self, values: tuple[Any, ...]) -> str:
+        """The `~` operator: the values as text, joined, within the size limit."""
+        self.budget.charge()
+        self.budget.check_text(sum(len(v) if isinstance(v, str) else measure(v, self.budget) for v in values))
+        return "".join(str(v) for v in values)
+
+    def finalize_output(self, value: Any) -> Any:
+        """Every `{{ }}` value passes here before it becomes text."""
+        self.budget.charge()
+        if isinstance(value, str):
+            self.budget.check_text(len(value))
+        else:
+            measure(value, self.budget)
+        return value
+
+    def concat(self, parts: Iterable[str]) -> str:
+        """Join template output (blocks, macros, `{% set %}` blocks) within the size limit."""
+        chunks, size = [], 0
+        for part in parts:
+            size += len(part)
+            self.budget.check_text(size, "template output")
+            chunks.append(part)
+        return "".join(chunks)
+
+
+def environment(
+    limits: Limits = DEFAULT_LIMITS,
+    clock: Clock = time.monotonic,
+    templates: Mapping[str, str] | None = None,
+) -> KplanEnvironment:
+    """A fresh environment (one per render: it holds the render's budget and compiled templates)."""
+    return KplanEnvironment(limits, clock, templates)
+
+
+def _source(sources: Mapping[str, str], name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    source = sources.get(name)
+    return None if source is None else (source, name, lambda: True)
+
+
+def _capped_range(budget: Budget) -> Callable[..., range]:
+    def capped_range(*args: int) -> range:
+        numbers = range(*args)
+        try:
+            size = len(numbers)
+        except OverflowError:
+            size = budget.limits.max_range + 1
+        if size > budget.limits.max_range:
+            raise LimitExceeded(f"range() of {size} items exceeds the limit of {budget.limits.max_range}")
+        return numbers
+
+    return capped_range
+
+
+def _guarded_filter(env: KplanEnvironment, name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """`func` behind the budget: charged, its arguments checked, its result's size checked."""
+    pass_arg = _PassArg.from_obj(func)
+
+    @pass_context
+    def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
+        env.budget.charge()
+        value = check_filter(env.budget, name, value, args, kwargs)
+        if pass_arg is _PassArg.context:
+            result = func(context, value, *args, **kwargs)
+        elif pass_arg is _PassArg.eval_context:
+            result = func(context.eval_ctx, value, *args, **kwargs)
+        elif pass_arg is _PassArg.environment:
+            result = func(env, value, *args, **kwargs)
+        else:
+            result = func(value, *args, **kwargs)
+        return env.budget.check_result(result)
+
+    return guarded

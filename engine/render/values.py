@@ -1,0 +1,58 @@
+"""Read-only, labelled views of parameter and pipe values, so errors can say `'Params.db'`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = ["Values", "plain", "wrap"]
+
+
+class Values(Mapping[str, Any]):
+    """A read-only mapping that knows its path in the template context (`Params`, `Params.db`).
+
+    The sandbox looks keys up before attributes on it, so a parameter called `items` or
+    `keys` is the parameter, not the method.
+    """
+
+    __slots__ = ("_data", "label")
+
+    def __init__(self, label: str, data: Mapping[str, Any]) -> None:
+        self.label = label
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return repr(plain(self))
+
+
+def wrap(label: str, value: Any) -> Any:
+    """Turn nested mappings into `Values` labelled with their path; lists stay lists."""
+    if isinstance(value, Mapping):
+        return Values(label, {key: wrap(_child_label(label, key), item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return [wrap(f"{label}[{index}]", item) for index, item in enumerate(value)]
+    return value
+
+
+def plain(value: Any) -> Any:
+    """The same value made of dicts and lists only (for serializing)."""
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
+def _child_label(label: str, key: Any) -> str:
+    if isinstance(key, str) and key.isidentifier():
+        return f"{label}.{key}"
+    return f"{label}[{key!r}]"
