@@ -1,0 +1,112 @@
+"""Advancing a plan through its DAG: check the started steps, then start every step whose predecessors are COMPLETE."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from engine import graph
+from engine.model import Package, Plan, Step
+from engine.planner.actions import Action, Event, Settings
+from engine.planner.refs import Ref
+from engine.planner.rendering import Rendered
+from engine.planner.stamping import Owner
+from engine.planner.status import PlanStatus, fresh_step, steps_of, with_steps
+from engine.planner.steps import StepResult, StepScope, check_step, heal_step, retry_step, start_step
+
+__all__ = ["PlanScope", "Progress", "advance", "heal"]
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PlanScope:
+    """Everything deciding about one plan reads."""
+
+    pkg: Package
+    plan: Plan
+    rendered: Rendered
+    observed: Mapping[Ref, Mapping[str, Any]]
+    values: Mapping[str, Any]
+    owner: Owner
+    now: datetime
+    settings: Settings
+
+    def of(self, step: Step) -> StepScope:
+        return StepScope(self.pkg, self.plan, step, self.rendered, self.observed, self.values, self.owner,
+                         self.now, self.settings)
+
+
+@dataclass(frozen=True)
+class Progress:
+    record: Json
+    actions: tuple[Action, ...] = ()
+    events: tuple[Event, ...] = ()
+    deadlines: tuple[datetime, ...] = ()
+
+
+def advance(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
+    """One decision's worth of progress of a running plan."""
+    known = steps_of(record)
+    current = {s.name: known.get(s.name) or fresh_step(s.name) for s in scope.plan.steps}
+    results = {s.name: progress_step(scope.of(s), current[s.name]) for s in scope.plan.steps}
+    records = {name: r.record for name, r in results.items()}
+    if not any(r["status"] == PlanStatus.FATAL_ERROR for r in records.values()):
+        started = start_ready(scope, records)
+        results, records = {**results, **started}, {**records, **{n: r.record for n, r in started.items()}}
+    ordered = [results[s.name] for s in scope.plan.steps]
+    return collect(with_steps(reshaped(record, scope.plan), records), ordered)
+
+
+def progress_step(scope: StepScope, record: Json) -> StepResult:
+    status = record.get("status")
+    if status == PlanStatus.IN_PROGRESS:
+        checked = check_step(scope, record)
+        if checked.record["status"] not in (PlanStatus.IN_PROGRESS, PlanStatus.COMPLETE):
+            return checked
+        healed = heal_step(scope, checked.record)
+        return StepResult(checked.record, checked.actions + healed.actions, healed.events, checked.deadline)
+    if status == PlanStatus.ERROR:
+        return retry_step(scope, record)
+    if status == PlanStatus.COMPLETE:
+        return heal_step(scope, record)
+    return StepResult(record)
+
+
+def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, StepResult]:
+    dag = graph.build(scope.plan)
+    completed = {n for n, r in records.items() if r["status"] == PlanStatus.COMPLETE}
+    started = {n for n, r in records.items() if r["status"] != PlanStatus.PENDING}
+    ready = set(graph.frontier(dag, completed, started))
+    return {s.name: start_step(scope.of(s), records[s.name]) for s in scope.plan.steps if s.name in ready}
+
+
+def heal(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
+    """A COMPLETE plan: nothing to start, but what drifted is applied again."""
+    known = steps_of(record)
+    results = [heal_step(scope.of(s), known[s.name]) for s in scope.plan.steps if s.name in known]
+    return collect(dict(record), results)
+
+
+def collect(record: Json, results: Iterable[StepResult]) -> Progress:
+    every = list(results)
+    return Progress(
+        record,
+        tuple(a for r in every for a in r.actions),
+        tuple(e for r in every for e in r.events),
+        tuple(r.deadline for r in every if r.deadline is not None),
+    )
+
+
+def reshaped(record: Mapping[str, Any], plan: Plan) -> Json:
+    """The plan record laid out as the plan is (phases and steps the record lacks are added PENDING)."""
+    known = steps_of(record)
+    old_phases = {p.get("name"): p for p in record.get("phases") or []}
+    phases = [
+        {**old_phases.get(ph.name, {"status": PlanStatus.PENDING.value}), "name": ph.name,
+         "steps": [known.get(s.name) or fresh_step(s.name) for s in ph.steps]}
+        for ph in plan.phases
+    ]
+    return {**record, "phases": phases}

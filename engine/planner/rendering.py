@@ -1,0 +1,96 @@
+"""Rendering a whole plan before anything is decided: every task's objects, all or nothing (a RenderError escapes).
+
+`render.render_plan` renders the plan at once (and annotates pod templates with the hash of the
+configuration they use); its objects are split back into tasks by the count each task renders alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine import render
+from engine.errors import RenderError
+from engine.model import Package, Plan, Task, TaskKind, WaitFor
+from engine.planner import children
+from engine.planner.refs import Ref
+from engine.planner.stamping import Owner
+
+__all__ = ["Rendered", "Scene", "TaskRender", "render_plan"]
+
+Json = dict[str, Any]
+
+# apiVersions of the kinds a Wait task may name as `kind/name`; other kinds are written `apiVersion/kind/name`.
+KNOWN_KINDS = {
+    "ConfigMap": "v1", "Secret": "v1", "Service": "v1", "Pod": "v1", "PersistentVolumeClaim": "v1",
+    "Namespace": "v1", "ServiceAccount": "v1", "Deployment": "apps/v1", "StatefulSet": "apps/v1",
+    "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1",
+    "Instance": "kplan.dev/v1alpha1", "CustomResourceDefinition": "apiextensions.k8s.io/v1",
+}
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What a render needs besides the package: whose objects, with which values and pipe outputs."""
+
+    owner: Owner
+    values: Mapping[str, Any]
+    pipes: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class TaskRender:
+    """A task's rendered objects; for a Wait task, the (object, condition) pairs it waits for instead."""
+
+    objects: tuple[Json, ...] = ()
+    waits: tuple[tuple[Ref, str], ...] = ()
+
+
+Rendered = Mapping[tuple[str, str], TaskRender]  # (step, task) -> what the task renders
+
+
+def render_plan(pkg: Package, plan: Plan, scene: Scene) -> dict[tuple[str, str], TaskRender]:
+    """What every task of every step of `plan` renders, by (step, task)."""
+    base = render.RenderContext(
+        instance=scene.owner.name, namespace=scene.owner.namespace, params=scene.values, plan=plan.name,
+        pipes=scene.pipes, instance_uid=scene.owner.uid or None,
+    )
+    by_step = render.render_plan(pkg, plan.name, base)
+    found: dict[tuple[str, str], TaskRender] = {}
+    for phase in plan.phases:
+        for step in phase.steps:
+            objects, offset = by_step.get(step.name) or [], 0
+            for name in step.tasks:
+                ctx = dataclasses.replace(base, phase=phase.name, step=step.name, task=name)
+                found[(step.name, name)], offset = task_render(pkg, pkg.task(name), ctx, objects, offset)
+    return found
+
+
+def task_render(pkg: Package, task: Task, ctx: render.RenderContext, objects: list[Json],
+                offset: int) -> tuple[TaskRender, int]:
+    """The task's share of its step's objects (starting at `offset`), and where the next task's share starts."""
+    if task.kind is TaskKind.OPERATOR:
+        return TaskRender(objects=(children.child_instance(pkg, task, ctx),)), offset
+    if task.kind is TaskKind.WAIT:
+        return TaskRender(waits=tuple(pair for w in task.wait_for for pair in wait_targets(pkg, task, w, ctx))), offset
+    count = len(render.render_task(pkg, task, ctx))
+    return TaskRender(objects=tuple(objects[offset:offset + count])), offset + count
+
+
+def wait_targets(pkg: Package, task: Task, wait: WaitFor, ctx: render.RenderContext) -> list[tuple[Ref, str]]:
+    """The objects one `for` entry names: those its template renders, or `[apiVersion/]kind/name`."""
+    if wait.resource.endswith((".yaml", ".yml")):
+        return [(Ref.of(obj), wait.condition) for obj in render.render_template(pkg, wait.resource, ctx)]
+    return [(named_ref(task, wait.resource, ctx.namespace), wait.condition)]
+
+
+def named_ref(task: Task, resource: str, namespace: str) -> Ref:
+    """`kind/name` (a well-known kind) or `apiVersion/kind/name`, in the Instance's namespace when namespaced."""
+    *api, kind, name = ["", *resource.split("/")] if resource.count("/") == 0 else resource.split("/")
+    api_version = "/".join(api) or KNOWN_KINDS.get(kind, "")
+    if not api_version or not kind or not name:
+        reason = f"task {task.name} waits for {resource!r}: write it as kind/name or apiVersion/kind/name"
+        raise RenderError("operator.yaml", None, reason)
+    return Ref(api_version, kind, namespace if render.is_namespaced(api_version, kind) else None, name)

@@ -1,0 +1,161 @@
+"""One step of the running plan: start it, check it, fail it, retry it after backoff, heal its drift."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from engine.model import Package, Plan, Step
+from engine.planner import tasks
+from engine.planner.actions import Action, Apply, Delete, Event, Settings
+from engine.planner.drift import first_difference
+from engine.planner.refs import Ref
+from engine.planner.rendering import Rendered
+from engine.planner.stamping import Owner
+from engine.planner.status import PlanStatus
+from engine.planner.times import aware, retry_at, stamp, timeout_at
+
+__all__ = ["StepResult", "StepScope", "check_step", "heal_step", "retry_step", "start_step", "task_scopes"]
+
+Json = dict[str, Any]
+GONE = "<gone>"  # drifted(): the object itself is missing
+
+
+@dataclass(frozen=True)
+class StepScope:
+    """Everything one step's decision reads."""
+
+    pkg: Package
+    plan: Plan
+    step: Step
+    rendered: Rendered
+    observed: Mapping[Ref, Mapping[str, Any]]
+    values: Mapping[str, Any]
+    owner: Owner
+    now: datetime
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class StepResult:
+    record: Json
+    actions: tuple[Action, ...] = ()
+    events: tuple[Event, ...] = ()
+    deadline: datetime | None = None
+
+
+def task_scopes(scope: StepScope, record: Mapping[str, Any]) -> list[tasks.TaskScope]:
+    return [
+        tasks.TaskScope(
+            pkg=scope.pkg, task=scope.pkg.task(name), rendered=scope.rendered[(scope.step.name, name)],
+            observed=scope.observed, values=scope.values, owner=scope.owner, plan=scope.plan.name,
+            step=scope.step.name, now=scope.now, started_at=record.get("startedAt"),
+        )
+        for name in scope.step.tasks
+    ]
+
+
+def start_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
+    """Apply (or delete) what the step's tasks render; the step is IN_PROGRESS from now."""
+    works = [(ts.task, tasks.start(ts)) for ts in task_scopes(scope, record)]
+    actions: list[Action] = [Apply(scope.step.name, w.applies, t.force) for t, w in works if w.applies]
+    actions += [Delete(scope.step.name, w.deletes) for _, w in works if w.deletes]
+    touched = [Ref.of(o) for _, w in works for o in w.applies] + [r for _, w in works for r in w.deletes]
+    new = {**record, "status": PlanStatus.IN_PROGRESS.value, "startedAt": stamp(scope.now), "message": started(touched)}
+    return StepResult(new, tuple(actions))
+
+
+def started(touched: Sequence[Ref]) -> str:
+    if not touched:
+        return "started"
+    more = f" and {len(touched) - 1} more" if len(touched) > 1 else ""
+    return f"applied {touched[0]}{more}"
+
+
+def check_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
+    """How a step in progress stands: COMPLETE, still waiting (and on what), ERROR or FATAL_ERROR."""
+    checks = [(ts.task, tasks.check(ts)) for ts in task_scopes(scope, record)]
+    fatal = next((c.fatal for _, c in checks if c.fatal), "")
+    if fatal:
+        return StepResult({**record, "status": PlanStatus.FATAL_ERROR.value, "message": fatal})
+    failed = [(t, c) for t, c in checks if c.error]
+    if failed:
+        return fail_step(scope, record, failed)
+    if all(c.done for _, c in checks):
+        return StepResult({**record, "status": PlanStatus.COMPLETE.value, "message": ""})
+    return wait_step(scope, record, [c for _, c in checks])
+
+
+def wait_step(scope: StepScope, record: Mapping[str, Any], checks: Sequence[tasks.Check]) -> StepResult:
+    waiting = next((c.waiting for c in checks if not c.done and c.waiting), "waiting")
+    deadline = timeout_at(record.get("startedAt"), scope.step.timeout)
+    if deadline is not None and aware(scope.now) >= deadline:
+        message = f"did not finish within {scope.step.timeout:g}s; {waiting}"
+        return StepResult(errored(record, message))
+    applies = tuple(Apply(scope.step.name, c.applies) for c in checks if c.applies)
+    deadlines = [d for d in [deadline, *(c.deadline for c in checks)] if d is not None]
+    new = {**record, "status": PlanStatus.IN_PROGRESS.value, "message": waiting}
+    return StepResult(new, applies, deadline=min(deadlines) if deadlines else None)
+
+
+def errored(record: Mapping[str, Any], message: str) -> Json:
+    return {**record, "status": PlanStatus.ERROR.value, "message": message, "attempts": attempts(record) + 1}
+
+
+def attempts(record: Mapping[str, Any]) -> int:
+    value = record.get("attempts")
+    return value if isinstance(value, int) else 0
+
+
+def fail_step(scope: StepScope, record: Mapping[str, Any], failed: Sequence[tuple[Any, tasks.Check]]) -> StepResult:
+    """ERROR, retried after backoff; FATAL_ERROR once a failed Job or object used up its task's retries."""
+    count = attempts(record) + 1
+    exhausted = [c for t, c in failed if c.limited and count > t.retries]
+    if exhausted:
+        message = f"{exhausted[0].error} (no retries left after {count} attempts)"
+        return StepResult({**record, "status": PlanStatus.FATAL_ERROR.value, "message": message, "attempts": count})
+    deletes = tuple(r for _, c in failed for r in c.deletes)
+    actions = (Delete(scope.step.name, deletes),) if deletes else ()
+    return StepResult(errored(record, failed[0][1].error), actions)
+
+
+def retry_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
+    """An ERROR step starts again once its backoff passed and its failed Jobs and Pods are gone."""
+    until = retry_at(record, scope.settings.backoff_base, scope.settings.backoff_max)
+    if until is not None and aware(scope.now) < until:
+        return StepResult(dict(record), deadline=until)
+    blocking = tuple(r for ts in task_scopes(scope, record) for r in tasks.blockers(ts))
+    if blocking:
+        return StepResult(dict(record), (Delete(scope.step.name, blocking),))
+    return start_step(scope, record)
+
+
+def heal_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
+    """Apply again what a started step rendered when the live object lost a rendered field or is gone."""
+    complete = record.get("status") == PlanStatus.COMPLETE
+    actions: list[Action] = []
+    events: list[Event] = []
+    for ts in task_scopes(scope, record):
+        healed = [(obj, why) for obj in tasks.drift_candidates(ts) if (why := drifted(obj, ts, complete))]
+        if healed:
+            actions.append(Apply(scope.step.name, tuple(obj for obj, _ in healed), ts.task.force))
+            events += [drift_event(obj, why) for obj, why in healed if why != GONE or complete]
+    return StepResult(dict(record), tuple(actions), tuple(events))
+
+
+def drifted(obj: Mapping[str, Any], ts: tasks.TaskScope, complete: bool) -> str:
+    """Why `obj` must be applied again (GONE or the first differing field), or ""."""
+    ref = Ref.of(obj)
+    live = ts.observed.get(ref)
+    if live is None:
+        return "" if complete and tasks.restartable(ref) else GONE
+    return first_difference(obj, live) or ""
+
+
+def drift_event(obj: Mapping[str, Any], why: str) -> Event:
+    ref = Ref.of(obj)
+    if why == GONE:
+        return Event("DriftCorrected", f"{ref} was deleted; applied it again", ref=ref)
+    return Event("DriftCorrected", f"{ref} drifted at {why}; applied it again", ref=ref)
