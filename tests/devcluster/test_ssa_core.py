@@ -446,6 +446,18 @@ def test_status_subresource_managers_are_distinct_identities(widget_type: TypeNo
     assert fields(main, "ctrl") == {"f:spec": {"f:size": {}}}
 
 
+def test_reset_fields_may_be_nested(deployment_type: TypeNode) -> None:
+    live = apply_as("alice", None, deployment(replicas=2, metadata={"labels": {"app": "web"}}), deployment_type)
+    config = deployment(replicas=9, metadata={"labels": {"app": "other"}, "annotations": {"note": "x"}})
+    config["status"] = {"replicas": 2}
+    out = apply_as("ctrl", live, config, deployment_type, now=T1, subresource="status",
+                   ignored=("spec", "metadata.labels"))
+    assert out["spec"]["replicas"] == 2 and out["metadata"]["labels"] == {"app": "web"}
+    assert out["metadata"]["annotations"] == {"note": "x"} and out["status"] == {"replicas": 2}
+    assert entry(out, "ctrl", subresource="status")["fieldsV1"] == {
+        "f:metadata": {"f:annotations": {"f:note": {}}}, "f:status": {"f:replicas": {}}}
+
+
 # --- managedFields bookkeeping ------------------------------------------------------------------------------
 
 
