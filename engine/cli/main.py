@@ -16,6 +16,9 @@ from engine.errors import KplanError
 
 # Command modules under engine.cli, in the order `kplan --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
+    "plan",
+    "template",
+    "package",
     "devcluster",
 )
 

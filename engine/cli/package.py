@@ -1,0 +1,114 @@
+"""`kplan package new|verify|create|list`: authoring operator packages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from engine import params
+from engine.cli import output
+from engine.errors import PackageInvalid
+from engine.model import Package
+from engine.package import archive, dump, loader, skeleton, verify
+
+LISTS = ("params", "plans", "tasks")
+
+
+def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("package", help="author operator packages", parents=parents)
+    sub = parser.add_subparsers(dest="package_command", metavar="COMMAND", required=True)
+
+    new = sub.add_parser("new", help="create a new package folder that passes verification", parents=parents)
+    new.add_argument("name", metavar="NAME")
+    new.add_argument("-d", "--dir", default=".", help="folder to create the package in (default: .)")
+    new.set_defaults(func=run_new)
+
+    check = sub.add_parser("verify", help="list every problem of a package", parents=parents)
+    check.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    check.set_defaults(func=run_verify)
+
+    create = sub.add_parser("create", help="write the package as <name>-<version>.tgz", parents=parents)
+    create.add_argument("package", metavar="PKG", help="package folder")
+    create.add_argument("-d", "--dir", default=".", help="folder to write the archive to (default: .)")
+    create.set_defaults(func=run_create)
+
+    show = sub.add_parser("list", help="list a package's params, plans or tasks", parents=parents)
+    show.add_argument("what", choices=LISTS)
+    show.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    show.set_defaults(func=run_list)
+
+
+def run_new(args: argparse.Namespace) -> int:
+    print(skeleton.create(args.name, args.dir))
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    try:
+        pkg, problems = verify.verify(loader.read_files(args.package), args.package)
+    except PackageInvalid as e:  # unreadable files: the reader found these before any rule ran
+        pkg, problems = None, list(e.problems)
+    for problem in problems:
+        print(problem)
+    errors = sum(not p.warning for p in problems)
+    if pkg is None:
+        print(f"error: {args.package} has {errors} {'error' if errors == 1 else 'errors'}", file=sys.stderr)
+        return 1
+    warnings = len(problems) - errors
+    suffix = f" ({warnings} {'warning' if warnings == 1 else 'warnings'})" if warnings else ""
+    print(f"package {pkg.name} {pkg.operator_version} is valid{suffix}")
+    return 0
+
+
+def run_create(args: argparse.Namespace) -> int:
+    print(archive.create(args.package, args.dir))
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    pkg = loader.load(args.package)
+    data, headers, rows = {"params": _params, "plans": _plans, "tasks": _tasks}[args.what](pkg)
+    output.emit(data, args.output, sys.stdout, headers, rows)
+    return 0
+
+
+Listing = tuple[Any, Sequence[str], list[list[Any]]]
+
+
+def _params(pkg: Package) -> Listing:
+    documents = []
+    rows = []
+    for p in pkg.parameters:
+        default = params.redact(pkg, {p.name: p.default})[p.name] if p.has_default else None
+        documents.append(dump.parameter_document(p) | ({"default": default} if p.has_default else {}))
+        rows.append([
+            p.name, p.type.value, _cell(default) if p.has_default else "", "yes" if p.required else "no",
+            "yes" if p.immutable else "no", p.trigger or pkg.default_trigger(), p.description,
+        ])
+    headers = ("name", "type", "default", "required", "immutable", "trigger", "description")
+    return documents, headers, rows
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, list | dict) else str(value)
+
+
+def _plans(pkg: Package) -> Listing:
+    rows = [
+        [plan.name, phase.name, phase.strategy.value, step.name, ",".join(step.tasks), ",".join(step.depends_on)]
+        for plan in pkg.plans.values()
+        for phase in plan.phases
+        for step in phase.steps
+    ]
+    data = {name: dump.plan_document(plan) for name, plan in pkg.plans.items()}
+    return data, ("plan", "phase", "strategy", "step", "tasks", "depends-on"), rows
+
+
+def _tasks(pkg: Package) -> Listing:
+    rows = [[t.name, t.kind.value, ",".join(t.templates)] for t in pkg.tasks]
+    return [dump.task_document(t) for t in pkg.tasks], ("name", "kind", "templates"), rows

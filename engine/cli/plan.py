@@ -1,0 +1,45 @@
+"""`kplan plan ...`: a package's or an Instance's plans. Subcommands register through SUBCOMMANDS."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engine import graph
+from engine.package import loader
+
+GRAPH_FORMATS = ("text", "dot", "mermaid")
+
+
+def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("plan", help="plans: graph", parents=parents)
+    sub = parser.add_subparsers(dest="plan_command", metavar="COMMAND", required=True)
+    for add in SUBCOMMANDS:
+        add(sub, parents)
+
+
+def add_graph(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("graph", help="print a plan's step graph (-o text, dot or mermaid)", parents=parents)
+    parser.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    parser.add_argument("--plan", default="deploy", help="plan to draw (default: deploy)")
+    parser.set_defaults(func=run_graph)
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    fmt = args.output or "text"
+    if fmt not in GRAPH_FORMATS:
+        print(f"error: plan graph prints {', '.join(GRAPH_FORMATS)}, not {fmt}", file=sys.stderr)
+        return 2
+    pkg = loader.load(args.package)
+    plan = pkg.plan(args.plan)
+    title = f"{pkg.name} {pkg.operator_version} plan {plan.name}"
+    draw = {"text": graph.to_text, "dot": graph.to_dot, "mermaid": graph.to_mermaid}[fmt]
+    text = draw(graph.build(plan), title)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+# Each adds one `plan` subcommand; `status`, `history` and `trigger` join here.
+SUBCOMMANDS: tuple[Callable[[Any, Sequence[argparse.ArgumentParser]], None], ...] = (add_graph,)

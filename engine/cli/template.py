@@ -1,0 +1,102 @@
+"""`kplan template PKG`: the manifests a plan would apply, rendered offline as one YAML stream.
+
+Documents come step by step in plan order (the DAG's layers). What the plan would delete
+(Delete tasks, Toggle tasks whose parameter is false) is left out.
+
+Secret parameters are rendered as `*****` unless `--show-secrets` is given: like every other
+command, `template` prints no secret value unless asked to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from engine import graph, params, render
+from engine.cli import output
+from engine.errors import PermanentError
+from engine.model import Package, Plan, TaskKind
+from engine.package import loader
+
+
+def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("template", help="render the manifests a plan would apply", parents=parents)
+    parser.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    add_parameter_flags(parser)
+    parser.add_argument("--instance", help="Instance name (default: the package name)")
+    parser.add_argument("--plan", default="deploy", help="plan to render (default: deploy)")
+    parser.add_argument("--step", help="render only this step of the plan")
+    parser.add_argument("--show-secrets", action="store_true", help="render secret parameters with their values")
+    parser.set_defaults(func=run)
+
+
+def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
+    """`-p NAME=VALUE` (repeatable) and `-P FILE`, as `install` and `run` take them too."""
+    parser.add_argument(
+        "-p", "--parameter", action="append", default=[], metavar="NAME=VALUE", help="a parameter value (repeatable)"
+    )
+    parser.add_argument("-P", "--parameter-file", metavar="FILE", help="a YAML mapping of parameter values")
+
+
+def parameter_values(pkg: Package, args: argparse.Namespace) -> dict[str, Any]:
+    """Values from -P, overridden by -p, completed with defaults and validated."""
+    given: dict[str, Any] = {}
+    if args.parameter_file:
+        given.update(params.load_file(pkg, args.parameter_file))
+    given.update(params.parse_assignments(pkg, args.parameter))
+    return params.resolve(pkg, given)
+
+
+def placeholder_pipes(pkg: Package) -> dict[str, str]:
+    """Offline there are no Pipe outputs; templates see a placeholder naming the key instead."""
+    return {f.key: f"<output of pipe {f.key}>" for t in pkg.tasks if t.kind is TaskKind.PIPE for f in t.pipe}
+
+
+def run(args: argparse.Namespace) -> int:
+    pkg = loader.load(args.package)
+    plan = pkg.plan(args.plan)
+    values = parameter_values(pkg, args)
+    ctx = render.RenderContext(
+        instance=args.instance or pkg.name,
+        namespace=args.namespace or "default",
+        params=values if args.show_secrets else params.redact(pkg, values),
+        plan=plan.name,
+        pipes=placeholder_pipes(pkg),
+    )
+    order = [step for layer in graph.layers(graph.build(plan)) for step in layer]
+    if args.step is not None:
+        if args.step not in order:
+            raise PermanentError(f"plan {plan.name!r} has no step named {args.step!r}")
+        order = [args.step]
+    rendered = render.render_plan(pkg, plan.name, ctx)
+    skipped = not_applied(pkg, plan, ctx, values)
+    documents = [obj for step in order for obj in rendered.get(step, []) if (step, _key(obj)) not in skipped]
+    if args.output == "json":
+        sys.stdout.write(output.dump_json(documents) + "\n")
+    else:
+        sys.stdout.write(output.dump_yaml_stream(documents))
+    return 0
+
+
+def not_applied(pkg: Package, plan: Plan, ctx: render.RenderContext, values: Mapping[str, Any]) -> set[tuple[str, Key]]:
+    """(step, object) of what Delete tasks remove and switched-off Toggle tasks would delete."""
+    skipped: set[tuple[str, Key]] = set()
+    for phase in plan.phases:
+        for step in phase.steps:
+            for task in (pkg.task(name) for name in step.tasks):
+                off = task.kind is TaskKind.TOGGLE and not values.get(task.parameter or "")
+                if task.kind is TaskKind.DELETE or off:
+                    at = replace(ctx, phase=phase.name, step=step.name)
+                    skipped.update((step.name, _key(obj)) for obj in render.render_task(pkg, task, at))
+    return skipped
+
+
+Key = tuple[str, str, str, str]
+
+
+def _key(obj: Mapping[str, Any]) -> Key:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
