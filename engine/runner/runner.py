@@ -1,0 +1,186 @@
+"""Runner: one level-based reconcile of one Instance — observe, decide (the planner), act, record.
+
+Shared by the manager (many Instances, driven by watch events) and `kplan run` (one Instance, in the
+foreground). Nothing is kept between passes that a restart would lose: what the runner remembers (parsed
+packages, its own recent writes) only saves work or hides the lag of the watch caches.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.errors import KplanError, PackageInvalid
+from engine.kube import Caches, Clock, Conflict, Kube, NotFound
+from engine.model import Package
+from engine.planner import Decision, Event, Ref, Settings, decide, record_failures
+from engine.runner.acting import Acting
+from engine.runner.events import RunEvent, changes
+from engine.runner.observed import ObservedView, RecentWrites
+from engine.runner.packages import PackageCache
+
+__all__ = ["CLI", "DRIVER_ANNOTATION", "INSTANCE", "MANAGER", "OPERATOR_VERSION", "Runner"]
+
+log = logging.getLogger(__name__)
+
+INSTANCE = ("kplan.dev/v1alpha1", "Instance")
+OPERATOR_VERSION = ("kplan.dev/v1alpha1", "OperatorVersion")
+DRIVER_ANNOTATION = "kplan.dev/runner"  # who drives the Instance: "cli" (`kplan run`), else the manager
+MANAGER, CLI = "manager", "cli"
+ATTEMPTS = 5  # passes when the Instance keeps changing under us (status write conflicts)
+
+DEFAULT_SETTINGS = Settings()
+
+Json = dict[str, Any]
+Emit = Callable[[RunEvent], None]
+
+
+class Runner:
+    """Reconciles Instances driven by `driver` (MANAGER or CLI); others are left alone."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        caches: Caches,
+        *,
+        settings: Settings = DEFAULT_SETTINGS,
+        clock: Clock | None = None,
+        emit: Emit | None = None,
+        driver: str = MANAGER,
+    ) -> None:
+        self._kube, self._caches, self._settings = kube, caches, settings
+        self._clock: Clock = clock or kube.clock
+        self._emit = emit or (lambda _event: None)
+        self.driver = driver
+        self._recent = RecentWrites()
+        self._packages = PackageCache()
+        self._acting = Acting(kube, self._recent)
+        caches.add_handler(self._recent.observe)
+
+    def reconcile(self, namespace: str, name: str) -> float | None:
+        """One pass over Instance `namespace/name`; seconds until a timer (backoff, timeout) is due, or None.
+
+        Transient failures of single actions are recorded in the status; anything that prevents the pass
+        itself (the API unavailable, the Instance changing faster than it can be written) raises.
+        """
+        instance = self._cached_instance(namespace, name)
+        for _ in range(ATTEMPTS):
+            if instance is None or not self.serves(instance):
+                return None
+            try:
+                return self._pass(instance)
+            except Conflict:
+                log.info("instance changed, deciding again", extra={"instance": f"{namespace}/{name}"})
+                instance = self._fresh_instance(namespace, name)
+            except NotFound:
+                if self._fresh_instance(namespace, name) is None:
+                    return None  # deleted meanwhile: nothing left to do
+                raise
+        raise Conflict(f"cannot reconcile Instance {namespace}/{name}: it kept changing")
+
+    def serves(self, instance: Mapping[str, Any]) -> bool:
+        annotations = (instance.get("metadata") or {}).get("annotations") or {}
+        return (annotations.get(DRIVER_ANNOTATION) or MANAGER) == self.driver
+
+    # --- one pass --------------------------------------------------------------------------
+
+    def _pass(self, instance: Json) -> float | None:
+        packages = self._packages_of(instance)
+        if packages is None:
+            return None
+        pkg, previous = packages
+        now = self._clock.now()
+        observed = ObservedView(self._caches, self._recent)
+        decision = decide(pkg, instance, observed, now, self._settings, previous)
+        before = instance
+        instance = self._acting.before(decision.actions, instance)
+        failures = self._acting.objects(decision.actions, namespace_of(instance))
+        decision = record_failures(decision, failures, now, self._settings)
+        old_status = before.get("status") or {}
+        if decision.status != old_status:
+            instance = self._acting.write_status(instance, decision.status)
+        instance = self._acting.after(decision.actions, instance)
+        self._record(decision, instance, observed)
+        for event in changes(namespace_of(instance), name_of(instance), old_status, decision.status):
+            self._emit(event)
+        return decision.requeue_after
+
+    def _packages_of(self, instance: Json) -> tuple[Package, Package | None] | None:
+        """The Instance's package and, while it still runs a plan of another version, that version's."""
+        wanted = str(((instance.get("spec") or {}).get("operatorVersion") or {}).get("name") or "")
+        pkg = self._package(instance, wanted, report=True)
+        if pkg is None:
+            return None
+        ran = str((((instance.get("status") or {}).get("lastRun")) or {}).get("operatorVersion") or "")
+        previous = self._package(instance, ran, report=False) if ran and ran != wanted else None
+        return pkg, previous
+
+    def _package(self, instance: Json, version: str, *, report: bool) -> Package | None:
+        found = self._caches.get(*OPERATOR_VERSION, version, namespace_of(instance)) if version else None
+        if found is None:
+            if report:
+                self._warn(instance, "OperatorVersionNotFound", f"OperatorVersion {version!r} not found")
+            return None
+        try:
+            return self._packages.package(found)
+        except PackageInvalid as err:
+            if report:
+                self._warn(instance, "PackageInvalid", f"OperatorVersion {version}: {err}")
+            return None
+
+    # --- reading the Instance --------------------------------------------------------------
+
+    def _cached_instance(self, namespace: str, name: str) -> Json | None:
+        ref = Ref(*INSTANCE, namespace, name)
+        return self._recent.resolve(ref, self._caches.get(*INSTANCE, name, namespace))
+
+    def _fresh_instance(self, namespace: str, name: str) -> Json | None:
+        """The Instance as the server has it now (the cache may lag behind the write that conflicted)."""
+        found = self._kube.get(*INSTANCE, name, namespace)
+        if found is None:
+            self._recent.forget(Ref(*INSTANCE, namespace, name))
+            return None
+        self._recent.remember(found)
+        return found
+
+    # --- Events ----------------------------------------------------------------------------
+
+    def _record(self, decision: Decision, instance: Json, observed: ObservedView) -> None:
+        for event in decision.events:
+            involved = instance if event.ref is None else involved_object(event, observed)
+            try:
+                self._kube.event(involved, event.reason, event.message, type=event.type)
+            except KplanError as err:  # an Event is worth a log line, not a failed pass
+                log.warning("event not recorded", extra={"reason": event.reason, "error": str(err)})
+
+    def _warn(self, instance: Json, reason: str, message: str) -> None:
+        log.warning("instance not reconciled", extra={"instance": key_of(instance), "reason": reason,
+                                                       "message": message})
+        try:
+            self._kube.event(instance, reason, message, type="Warning")
+        except KplanError as err:
+            log.warning("event not recorded", extra={"reason": reason, "error": str(err)})
+
+
+def involved_object(event: Event, observed: ObservedView) -> Json:
+    """The object an Event is about: as observed (with its uid), else as named by its Ref."""
+    assert event.ref is not None
+    found = observed.get(event.ref)
+    if found is not None:
+        return found
+    ref = event.ref
+    metadata = {"name": ref.name, **({"namespace": ref.namespace} if ref.namespace else {})}
+    return {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": metadata}
+
+
+def namespace_of(instance: Mapping[str, Any]) -> str:
+    return str((instance.get("metadata") or {}).get("namespace") or "")
+
+
+def name_of(instance: Mapping[str, Any]) -> str:
+    return str((instance.get("metadata") or {}).get("name") or "")
+
+
+def key_of(instance: Mapping[str, Any]) -> str:
+    return f"{namespace_of(instance)}/{name_of(instance)}"
