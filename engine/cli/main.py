@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "template",
     "package",
     "devcluster",
+    "manager",
 )
 
 
