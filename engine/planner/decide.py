@@ -79,7 +79,10 @@ def reconcile(pkg: Package, instance: Mapping[str, Any], observed: Observed, now
         return started(pkg, instance, observed, now, settings, head, retry)
     run_pkg = run_pkg or pkg
     values = running_values(run_pkg, instance, last)
-    return head.then(**fields(run_active(run_pkg, instance, observed, now, settings, status, values)))
+    ran = head.then(**fields(run_active(run_pkg, instance, observed, now, settings, status, values)))
+    if trigger and may_start(trigger, ran.status, True):  # the running plan just ended: the waiting one goes
+        return started(pkg, instance, observed, now, settings, ran, trigger)
+    return ran
 
 
 def started(pkg: Package, instance: Mapping[str, Any], observed: Observed, now: datetime, settings: Settings,

@@ -10,6 +10,8 @@ __all__ = ["first_difference"]
 
 MISSING: Any = object()
 ZEROS = ("", 0, False, None)  # values the API server leaves out of what it returns
+# Where an object was last applied from: two steps applying one object must not undo each other forever.
+BOOKKEEPING = frozenset({"kplan.dev/plan", "kplan.dev/step"})
 
 
 def first_difference(rendered: Mapping[str, Any], live: Mapping[str, Any]) -> str | None:
@@ -17,13 +19,18 @@ def first_difference(rendered: Mapping[str, Any], live: Mapping[str, Any]) -> st
 
     Maps match when every rendered key matches (the live object may have more); lists match
     element by element and must have the same length; scalars match when equal or equal as text.
-    `status` is not kplan's to set, and a Secret's `stringData` is compared with its `data`.
+    `status` is not kplan's to set, the plan and step annotations are bookkeeping, and a Secret's
+    `stringData` is compared with its `data`.
     """
     return difference(comparable(rendered), live, "")
 
 
 def comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
     want = {k: v for k, v in obj.items() if k != "status"}
+    meta = dict(want.get("metadata") or {})
+    if isinstance(meta.get("annotations"), Mapping):
+        meta["annotations"] = {k: v for k, v in meta["annotations"].items() if k not in BOOKKEEPING}
+        want["metadata"] = meta
     if obj.get("kind") == "Secret" and isinstance(obj.get("stringData"), Mapping):
         encoded = {k: base64.b64encode(str(v).encode()).decode() for k, v in obj["stringData"].items()}
         want["data"] = {**(obj.get("data") or {}), **encoded}

@@ -64,7 +64,7 @@ def start_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
     actions += [Delete(scope.step.name, w.deletes) for _, w in works if w.deletes]
     touched = [Ref.of(o) for _, w in works for o in w.applies] + [r for _, w in works for r in w.deletes]
     new = {**record, "status": PlanStatus.IN_PROGRESS.value, "startedAt": stamp(scope.now), "message": started(touched)}
-    return StepResult(new, tuple(actions))
+    return StepResult(new, tuple(actions), deadline=timeout_at(new["startedAt"], scope.step.timeout))
 
 
 def started(touched: Sequence[Ref]) -> str:
