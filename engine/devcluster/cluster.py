@@ -1,0 +1,190 @@
+"""DevCluster: a local in-memory API server on 127.0.0.1, its controllers, and the in-process API.
+
+In-process API (stable; simulators and tests build on it):
+
+    with DevCluster(port=0, simulate=False, nodes=(), token=None, watch_history=10000, faults=None) as c:
+        c.url, c.port                       # http://127.0.0.1:<port>
+        c.write_kubeconfig(path, context="kplan-dev") -> Path
+        code, body = c.request("PATCH", "/apis/apps/v1/namespaces/ns/deployments/web/status",
+                               query={"fieldManager": "kube-controller-manager", "force": "true"},
+                               body={...}, content_type="application/apply-patch+yaml")
+        unsubscribe = c.subscribe(lambda event_type, obj: ...)
+        c.faults = FaultProfile(error_rate={"list": 0.5}, seed=1)
+
+`request` runs the same handler stack as HTTP (validation, admission, apply, GC...) without HTTP,
+auth or fault injection, and returns the status code and the decoded JSON answer (a Status on
+errors). Watches are not served in-process: `subscribe` delivers every committed change of every
+resource as (ADDED|MODIFIED|DELETED, object with kind/apiVersion), in commit order, on a thread of
+its own, after the store lock is released; each callback gets its own copy of the object.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+
+from engine.devcluster import kubeconfig
+from engine.devcluster.api import Api
+from engine.devcluster.faults import FaultInjector, FaultProfile
+from engine.devcluster.gc import Controllers
+from engine.devcluster.objects import copy_json
+from engine.devcluster.requests import ApiRequest
+from engine.devcluster.server import HttpServer
+from engine.devcluster.store import Subscription
+from engine.errors import PermanentError
+
+log = logging.getLogger(__name__)
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class ClusterStartFailed(PermanentError):
+    def __init__(self, port: int, reason: str) -> None:
+        super().__init__(f"the dev cluster could not listen on 127.0.0.1:{port}: {reason}")
+
+
+class DevCluster:
+    def __init__(self, *, port: int = 0, simulate: bool = False, nodes: Sequence[str] = (),
+                 token: str | None = None, watch_history: int = 10000, faults: FaultProfile | None = None) -> None:
+        self.api = Api(token=token, watch_history=watch_history, faults=faults)
+        self.token = token
+        self.simulate = simulate
+        self.nodes = tuple(nodes)
+        self.port = port
+        self.url = ""
+        self._http: HttpServer | None = None
+        self._serve_thread: threading.Thread | None = None
+        self._controllers = Controllers(self.api)
+        self._stop_simulators: Callable[[], None] | None = None
+        self._subscriptions: list[tuple[Subscription, threading.Thread]] = []
+        self._lock = threading.Lock()
+
+    # lifecycle
+
+    def start(self) -> DevCluster:
+        try:
+            self._http = HttpServer(self.api, self.port)
+        except OSError as e:
+            raise ClusterStartFailed(self.port, e.strerror or str(e)) from e
+        self.port = int(self._http.server_address[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.api.server_address = f"127.0.0.1:{self.port}"
+        self._controllers.start()
+        for name in SYSTEM_NAMESPACES:
+            self.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}}, user_agent="kube-apiserver")
+        self._serve_thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.2},
+                                              name="devcluster-http", daemon=True)
+        self._serve_thread.start()
+        if self.simulate:
+            self._start_simulators()
+        return self
+
+    def _start_simulators(self) -> None:
+        try:
+            simulators = importlib.import_module("engine.devcluster.simulators")
+        except ModuleNotFoundError as e:
+            if e.name not in ("engine.devcluster.simulators",):
+                raise
+            log.warning("simulators are not available; the cluster runs without them")
+            return
+        self._stop_simulators = simulators.start(self, self.nodes)
+
+    def stop(self) -> None:
+        if self._stop_simulators is not None:
+            self._stop_simulators()
+            self._stop_simulators = None
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http.close_connections()
+        self.api.store.close_all()
+        self._controllers.stop()
+        for _, thread in self._subscriptions:
+            if thread is not threading.current_thread():
+                thread.join(timeout=10)
+        self._subscriptions.clear()
+        self._http = None
+
+    def __enter__(self) -> DevCluster:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    # configuration
+
+    @property
+    def faults(self) -> FaultProfile:
+        return self.api.faults.profile
+
+    @faults.setter
+    def faults(self, profile: FaultProfile) -> None:
+        self.api.faults = FaultInjector(profile)
+
+    def write_kubeconfig(self, path: str | Path, context: str = "kplan-dev") -> Path:
+        return kubeconfig.write(path, self.url, context, self.token)
+
+    # in-process API
+
+    def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
+                content_type: str = "application/json", user_agent: str = "devcluster") -> tuple[int, dict[str, Any]]:
+        path, _, raw_query = path.partition("?")
+        params = dict(query or {})
+        if raw_query:
+            from urllib.parse import parse_qsl
+
+            params = {**dict(parse_qsl(raw_query, keep_blank_values=True)), **params}
+        headers = {"content-type": content_type, "user-agent": user_agent, "accept": "application/json"}
+        req = ApiRequest(method.upper(), path, params, headers, encode_body(body, content_type), in_process=True)
+        resp = self.api.handle(req)
+        if isinstance(resp.body, bytes):
+            try:
+                decoded = json.loads(resp.body)
+            except ValueError:
+                decoded = {"text": resp.body.decode("utf-8", errors="replace")}
+            return resp.code, decoded if isinstance(decoded, dict) else {"value": decoded}
+        return resp.code, copy_json(resp.body) if isinstance(resp.body, dict) else {}
+
+    def subscribe(self, callback: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
+        sub = self.api.store.subscribe(None)
+
+        def deliver() -> None:
+            while True:
+                event = sub.get(None)
+                if event is None:
+                    return
+                try:
+                    callback(event.type, copy_json(event.obj))
+                except Exception:
+                    log.exception("subscriber failed", extra={"event": event.type})
+
+        thread = threading.Thread(target=deliver, name="devcluster-subscriber", daemon=True)
+        thread.start()
+        with self._lock:
+            self._subscriptions.append((sub, thread))
+
+        def unsubscribe() -> None:
+            sub.close()
+            if thread is not threading.current_thread():
+                thread.join(timeout=10)
+
+        return unsubscribe
+
+
+def encode_body(body: Any, content_type: str) -> bytes:
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode()
+    if "yaml" in content_type and not isinstance(body, dict | list):
+        return yaml.safe_dump(body).encode()
+    return json.dumps(body).encode()

@@ -1,0 +1,107 @@
+"""Small helpers on JSON objects: copying, paths, metadata access and timestamps."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from typing import Any
+
+JsonDict = dict[str, Any]
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, scalars), faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) for v in value]
+    return value
+
+
+def meta(obj: JsonDict) -> JsonDict:
+    """The object's metadata, created empty if missing or not a map."""
+    m = obj.get("metadata")
+    if not isinstance(m, dict):
+        m = obj["metadata"] = {}
+    return m
+
+
+def name_of(obj: JsonDict) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def namespace_of(obj: JsonDict) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "")
+
+
+def rv_of(obj: JsonDict) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def uid_of(obj: JsonDict) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def finalizers_of(obj: JsonDict) -> list[str]:
+    value = (obj.get("metadata") or {}).get("finalizers") or []
+    return [str(f) for f in value] if isinstance(value, list) else []
+
+
+def is_terminating(obj: JsonDict) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def owner_refs(obj: JsonDict) -> list[JsonDict]:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
+
+
+def format_time(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now() -> str:
+    """The current time as the API writes it: RFC 3339, UTC, seconds."""
+    return format_time(datetime.datetime.now(datetime.UTC))
+
+
+def parse_time(text: str) -> datetime.datetime | None:
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+
+
+def split_path(path: str) -> list[str]:
+    """`.spec.replicas` → ["spec", "replicas"] (the simple JSON paths of CRD scale and printer columns)."""
+    return [p for p in path.strip().lstrip(".").split(".") if p]
+
+
+def get_path(obj: Any, path: Sequence[str]) -> Any:
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def set_path(obj: JsonDict, path: Sequence[str], value: Any) -> None:
+    for part in path[:-1]:
+        child = obj.get(part)
+        if not isinstance(child, dict):
+            child = obj[part] = {}
+        obj = child
+    obj[path[-1]] = value
+
+
+def without(obj: JsonDict, *keys: str) -> JsonDict:
+    return {k: v for k, v in obj.items() if k not in keys}
+
+
+def sort_key(obj: JsonDict) -> tuple[str, str]:
+    return namespace_of(obj), name_of(obj)
+
+
+def first(items: Sequence[Any], predicate: Callable[[Any], bool]) -> Any:
+    return next((i for i in items if predicate(i)), None)
