@@ -166,7 +166,7 @@ EXPECTED: list[tuple[str, list[str]]] = [
         "operator.yaml:14: tasks[1].spec.pipe[0].kind: must be one of ConfigMap, Secret, got 'Volume' (error)",
     ]),
     ("tabs", [
-        "operator.yaml:5: is not valid YAML: found character '\\t' that cannot start any token (error)",
+        "operator.yaml:5: is not valid YAML: line is indented with a tab; YAML needs spaces (error)",
     ]),
     ("template-syntax", [
         "templates/app.yaml:4: syntax error: unexpected '}' (error)",
