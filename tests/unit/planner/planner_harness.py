@@ -207,7 +207,7 @@ class Driver:
 
     @property
     def status(self) -> dict[str, Any]:
-        return self.instance["status"]
+        return dict(self.instance["status"])
 
     def plan_status(self, name: str = "deploy") -> str:
         return str(self.status["plans"][name]["status"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from planner_harness import (
     SETTINGS,
     Driver,
-    apply_task,
     applied,
+    apply_task,
     deleted,
     instance,
     job,

@@ -7,8 +7,8 @@ import copy
 from planner_harness import (
     Cluster,
     Driver,
-    apply_task,
     applied,
+    apply_task,
     cm,
     configmap,
     deleted,

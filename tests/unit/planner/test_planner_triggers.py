@@ -6,8 +6,8 @@ import copy
 
 from planner_harness import (
     Driver,
-    apply_task,
     applied,
+    apply_task,
     configmap,
     instance,
     job,
