@@ -1,1 +1,4 @@
-"""Operator packages: the typed model, loading from folder/tgz/URL, and verification."""
+"""Operator packages: loading (folder, .tgz, URL), verification, archives, version ranges, `package new`.
+
+The typed model they load into is engine.model.
+"""

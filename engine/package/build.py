@@ -121,6 +121,10 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _number(value: Any) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -141,8 +145,8 @@ def build_parameter(node: Node) -> Parameter:
         minimum=_number(node.value.get("minimum")),
         maximum=_number(node.value.get("maximum")),
         pattern=node.text("pattern"),
-        min_length=_int(node.value.get("minLength"), -1) if "minLength" in node.value else None,
-        max_length=_int(node.value.get("maxLength"), -1) if "maxLength" in node.value else None,
+        min_length=_count(node.value.get("minLength")),
+        max_length=_count(node.value.get("maxLength")),
         immutable=node.value.get("immutable") is True,
         trigger=node.text("trigger"),
         secret=node.value.get("secret") is True,

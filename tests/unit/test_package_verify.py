@@ -121,6 +121,9 @@ EXPECTED: list[tuple[str, list[str]]] = [
     ("enum-type", [
         "params.yaml:6: parameters[0].enum[1]: must be an integer, got 'three' (error)",
     ]),
+    ("health-without-expectation", [
+        "operator.yaml:10: health[0]: needs healthy, failed or both (error)",
+    ]),
     ("health-json-path", [
         "operator.yaml:12: health[0].healthy: needs equals: the value expected at jsonPath (error)",
         "operator.yaml:12: health[0].healthy.jsonPath: must start with '.', as in .status.phase, got "
@@ -157,6 +160,9 @@ EXPECTED: list[tuple[str, list[str]]] = [
     ]),
     ("operator-without-package", [
         "operator.yaml:12: tasks[1].spec.package: is required (error)",
+    ]),
+    ("pipe-duplicate-key", [
+        "operator.yaml:15: tasks[1].spec.pipe[1].key: duplicates the pipe key 'out' on line 14 (error)",
     ]),
     ("pipe-key", [
         "operator.yaml:14: tasks[1].spec.pipe[0].key: 'my key' is not a valid key: use letters, digits, '-', "
@@ -289,6 +295,13 @@ def test_verify_works_on_file_texts_without_params_yaml() -> None:
     assert [str(p) for p in problems] == [
         "templates/app.yaml:6: Params.replicas: is not declared in params.yaml (error)"
     ]
+
+
+def test_keys_given_twice_are_reported_with_their_field_path() -> None:
+    files = loader.read_files(str(FIXTURES / "minimal"))
+    files["params.yaml"] += "  - name: labels\n    type: map\n    default: {a: 1, a: 2}\n"
+    _, problems = verify.verify(files, "memory")
+    assert [str(p) for p in problems] == ["params.yaml:8: parameters[1].default.a: is given more than once (error)"]
 
 
 def test_a_broken_document_hides_cross_reference_noise_but_not_other_findings() -> None:
