@@ -92,8 +92,6 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             undefined=KplanUndefined,
             autoescape=False,
             keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
             finalize=self.finalize_output,
             loader=FunctionLoader(lambda name: _source(sources, name)),
             auto_reload=False,
