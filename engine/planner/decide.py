@@ -70,7 +70,7 @@ def reconcile(pkg: Package, instance: Mapping[str, Any], observed: Observed, now
     if trigger and trigger.plan not in pkg.plans:
         head = head.then(actions=unknown_plan_actions(head), events=(unknown_plan(trigger.plan),))
         trigger = None
-    run_pkg = package_of_run(pkg, previous_pkg, last)
+    run_pkg = package_of_run(pkg, previous_pkg, last, view.version_name(instance, pkg.version_name))
     if trigger and may_start(trigger, status, run_pkg is not None):
         return started(pkg, instance, observed, now, settings, head, trigger)
     if trigger is None and fatal_and_changed(instance, status):
@@ -115,13 +115,12 @@ def unknown_plan(name: str) -> Event:
     return Event("PlanNotFound", f"plan {name} was requested but the package has no such plan", "Warning")
 
 
-def package_of_run(pkg: Package, previous_pkg: Package | None, last: Mapping[str, Any]) -> Package | None:
-    """The package the last started plan belongs to, when it is at hand."""
-    if not last or last.get("operatorVersion") == pkg.version_name:
+def package_of_run(pkg: Package, previous_pkg: Package | None, last: Mapping[str, Any],
+                   version: str) -> Package | None:
+    """The package the last started plan belongs to (the previous one mid-upgrade), when it is at hand."""
+    if not last or last.get("operatorVersion") == version:
         return pkg
-    if previous_pkg is not None and previous_pkg.version_name == last.get("operatorVersion"):
-        return previous_pkg
-    return None
+    return previous_pkg
 
 
 def may_start(trigger: triggers.Trigger, status: Mapping[str, Any], can_continue: bool) -> bool:

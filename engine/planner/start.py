@@ -39,13 +39,13 @@ def start_plan(
            "activePlan": {"name": trigger.plan, "uid": uid, "status": PlanStatus.IN_PROGRESS.value}}
     if (run["operatorVersion"], run["parameters"]) != (last.get("operatorVersion"), last.get("parameters")):
         new["history"] = history(status, pkg, run, trigger, now, settings)
-    return new, started_events(pkg, trigger)
+    return new, started_events(run["operatorVersion"], trigger)
 
 
 def last_run(pkg: Package, instance: Mapping[str, Any], trigger: Trigger, last: Mapping[str, Any]) -> Json:
     run: Json = {
         "plan": trigger.plan,
-        "operatorVersion": pkg.version_name,
+        "operatorVersion": view.version_name(instance, pkg.version_name),
         "parameters": secrets.fingerprint(pkg, trigger.values, view.uid(instance)),
     }
     execution = trigger.execution_uid or last.get("planExecutionUID")
@@ -63,12 +63,11 @@ def history(status: Mapping[str, Any], pkg: Package, run: Json, trigger: Trigger
     return [*(status.get("history") or []), entry][-settings.history_limit:]
 
 
-def started_events(pkg: Package, trigger: Trigger) -> tuple[Event, ...]:
-    events = [Event("PlanStarted", f"plan {trigger.plan} started ({trigger.reason}) with {pkg.version_name}")]
+def started_events(version: str, trigger: Trigger) -> tuple[Event, ...]:
+    events = [Event("PlanStarted", f"plan {trigger.plan} started ({trigger.reason}) with {version}")]
     if trigger.removed:
         names = ", ".join(trigger.removed)
-        events.append(Event("ParametersRemoved", f"{pkg.version_name} no longer has these parameters: {names}",
-                            "Warning"))
+        events.append(Event("ParametersRemoved", f"{version} no longer has these parameters: {names}", "Warning"))
     return tuple(events)
 
 

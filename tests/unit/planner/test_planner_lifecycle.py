@@ -251,3 +251,11 @@ def test_an_instance_being_deleted_without_the_finalizer_is_left_alone() -> None
     decision = decide(driver.pkg, driver.instance, driver.cluster.objects, driver.now)
     assert decision.actions == ()
     assert decision.status["plans"] == before["plans"]
+
+
+def test_an_operator_version_with_any_name_settles_without_restarts() -> None:
+    driver = Driver(simple_package("a"), instance(version="redis-custom-build"))
+    driver.run()
+    assert driver.status["lastRun"]["operatorVersion"] == "redis-custom-build"
+    assert driver.status["history"][-1]["operatorVersion"] == "redis-custom-build"
+    assert driver.step(60).actions == ()

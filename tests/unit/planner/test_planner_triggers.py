@@ -20,7 +20,7 @@ from planner_harness import (
 )
 
 from engine.model import Package, Parameter, ParamType
-from engine.planner import ClearPlanExecution, decide
+from engine.planner import ClearPlanExecution, Settings, decide
 
 REPLICAS = Parameter("replicas", ParamType.INTEGER, default=3, has_default=True, required=False, minimum=1)
 SCHEDULE = Parameter("schedule", default="daily", has_default=True, required=False, trigger="backup")
@@ -235,3 +235,12 @@ def test_a_fatal_plan_is_rerun_by_plan_trigger() -> None:
     driver.instance["status"]["plans"]["deploy"]["status"] = "FATAL_ERROR"
     driver.instance["spec"]["planExecution"] = {"planName": "deploy", "uid": "again"}
     assert applied(driver.step(1)) == ["ConfigMap/a"]
+
+
+def test_history_keeps_only_the_newest_entries() -> None:
+    driver = settled(pkg_with_plans(update=False))
+    driver.settings = Settings(backoff_base=10.0, history_limit=2)
+    for replicas in (4, 5, 6):
+        driver.change_spec(replicas=replicas)
+        driver.run()
+    assert [h["parameters"]["replicas"] for h in driver.status["history"]] == [5, 6]
