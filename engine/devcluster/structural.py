@@ -165,7 +165,6 @@ def _mismatches(view: SchemaView, node: Schema, value: Any, path: str, json_path
     ref = node.get("$ref")
     if isinstance(ref, str):
         struct = ref.rsplit(".", 1)[-1]
-        json_path = ""
     node = view.resolve(node)
     if value is None or is_int_or_string(node):
         return

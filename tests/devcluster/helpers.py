@@ -1,0 +1,150 @@
+"""Helpers of the conformance suite: raw HTTP, waiting on cluster changes, and object builders."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+from kubernetes import client
+
+from engine.devcluster.cluster import DevCluster
+
+T = TypeVar("T")
+
+
+def make_api_client(cluster: DevCluster) -> client.ApiClient:
+    config = client.Configuration()
+    config.host = cluster.url
+    if cluster.token:
+        config.api_key = {"authorization": f"Bearer {cluster.token}"}
+    return client.ApiClient(config)
+
+
+def wait_for(cluster: DevCluster, predicate: Callable[[], T], timeout: float = 10.0) -> T:
+    """Evaluate `predicate` now and after each change the cluster commits, until it is truthy."""
+    changed = threading.Condition()
+
+    def on_event(_type: str, _obj: dict[str, Any]) -> None:
+        with changed:
+            changed.notify_all()
+
+    unsubscribe = cluster.subscribe(on_event)
+    deadline = time.monotonic() + timeout
+    try:
+        with changed:
+            while True:
+                result = predicate()
+                if result:
+                    return result
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"condition not met within {timeout}s")
+                changed.wait(remaining)
+    finally:
+        unsubscribe()
+
+
+WIDGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "required": ["size"],
+            "properties": {
+                "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                "replicas": {"type": "integer", "default": 1},
+                "color": {"type": "string", "enum": ["red", "blue"]},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                          "items": {"type": "object", "required": ["name"],
+                                    "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "selector": {"type": "string"},
+            },
+        },
+        "status": {
+            "type": "object",
+            "properties": {
+                "phase": {"type": "string"},
+                "replicas": {"type": "integer"},
+                "conditions": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
+                               "items": {"type": "object", "properties": {"type": {"type": "string"},
+                                                                          "status": {"type": "string"}}}},
+            },
+        },
+    },
+}
+
+
+def widget_crd(group: str, *, status: bool = True, scale: bool = True, columns: bool = True) -> dict[str, Any]:
+    subresources: dict[str, Any] = {}
+    if status:
+        subresources["status"] = {}
+    if scale:
+        subresources["scale"] = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                                 "labelSelectorPath": ".spec.selector"}
+    version: dict[str, Any] = {"name": "v1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": WIDGET_SCHEMA}, "subresources": subresources}
+    if columns:
+        version["additionalPrinterColumns"] = [
+            {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+            {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ]
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList",
+                               "shortNames": ["wd"]},
+                     "versions": [version]}}
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: http.client.HTTPMessage
+    body: Any
+
+
+def http_call(cluster: DevCluster, method: str, path: str, *, body: Any = None, query: dict[str, str] | None = None,
+              headers: dict[str, str] | None = None, content_type: str = "application/json") -> Response:
+    """One raw HTTP exchange, for what the typed client hides (headers, exact bodies, odd content types)."""
+    conn = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=30)
+    try:
+        payload = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
+        sent = {"Content-Type": content_type, **(headers or {})}
+        conn.request(method, path + ("?" + urlencode(query) if query else ""), body=payload, headers=sent)
+        resp = conn.getresponse()
+        raw = resp.read()
+        try:
+            decoded = json.loads(raw) if raw else None
+        except ValueError:
+            decoded = raw
+        return Response(resp.status, resp.headers, decoded)
+    finally:
+        conn.close()
+
+
+def widget(name: str, size: int = 3, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "", "kind": "Widget", "metadata": {"name": name}, "spec": {"size": size, **spec}}
+
+
+def configmap(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data or {}}
+
+
+def deployment(name: str, replicas: int = 1, image: str = "nginx:1.27") -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "main", "image": image}]}}}}
