@@ -43,6 +43,9 @@ def test_ref_of_objects_and_instances() -> None:
         ({"spec": {"paused": False, "extra": {}}}, {"spec": {}}, None),
         ({"spec": {"paused": True}}, {"spec": {}}, "spec.paused"),
         ({"status": {"phase": "x"}}, {}, None),
+        ({"cpu": 0.5, "memory": "1024Mi", "n": 1.0}, {"cpu": "500m", "memory": "1Gi", "n": "1"}, None),
+        ({"cpu": "1"}, {"cpu": "2"}, "cpu"),
+        ({"image": "redis:7"}, {"image": "redis:8"}, "image"),
         ({"kind": "Secret", "stringData": {"k": "v"}}, {"kind": "Secret", "data": {"k": "dg=="}}, None),
         ({"metadata": {"annotations": {"kplan.dev/step": "b"}}}, {"metadata": {"annotations": {
             "kplan.dev/step": "a"}}}, None),
