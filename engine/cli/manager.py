@@ -49,6 +49,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
                         help="host:port of /metrics, /healthz and /readyz; port 0 picks a free one")
     parser.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
                         help="hold a Lease so that only one manager reconciles (default: on)")
+    parser.add_argument("--watch-namespace", help="reconcile only the Instances of this namespace (default: all)")
     parser.add_argument("--lease-name", default="kplan-manager", help="name of the Lease (default kplan-manager)")
     parser.add_argument("--lease-namespace", help="namespace of the Lease (default: the context's namespace)")
     parser.add_argument("--identity", help="this manager's name in the Lease (default: hostname_random)")
@@ -90,6 +91,7 @@ def settings_from(args: argparse.Namespace) -> ManagerSettings:
         lease_name=args.lease_name, lease_namespace=args.lease_namespace, identity=args.identity or default_identity(),
         lease_duration=args.lease_duration, renew_deadline=args.renew_deadline, retry_period=args.retry_period,
         planner=Settings(backoff_base=args.backoff_base, backoff_max=args.backoff_max),
+        watch_namespace=args.watch_namespace,
     )
 
 

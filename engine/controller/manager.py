@@ -45,6 +45,7 @@ class ManagerSettings:
     error_backoff_base: float = 0.5  # seconds before the first retry of a failed pass, doubling per failure
     error_backoff_max: float = 300.0
     planner: Settings = field(default_factory=Settings)
+    watch_namespace: str | None = None  # reconcile only the Instances of this namespace (None: all)
 
 
 class Manager:
@@ -154,7 +155,8 @@ class Manager:
             self._workers = Workers(self.queue, self.runner.reconcile, self._on_pass, self.settings.workers)
             self._workers.start()
         log.info("leading", extra={"identity": self.settings.identity, "workers": self.settings.workers})
-        for instance in self.caches.list(*INSTANCE):  # events seen while standing by may be stale: look at all
+        # Look at every Instance: the events seen while standing by may be stale.
+        for instance in self.caches.list(*INSTANCE, self.settings.watch_namespace):
             meta = instance.get("metadata") or {}
             self.queue.add(key(str(meta.get("namespace")), str(meta.get("name"))))
 
@@ -184,8 +186,10 @@ class Manager:
         return False
 
     def _on_change(self, _change: str, obj: dict[str, Any]) -> None:
+        only = self.settings.watch_namespace
         for found in self._keys(obj):
-            self.queue.add(found)
+            if only is None or found.partition("/")[0] == only:
+                self.queue.add(found)
 
     def _on_pass(self, failed: bool) -> None:
         self.metrics.reconciled(failed=failed)
