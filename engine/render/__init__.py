@@ -1,5 +1,6 @@
 """Sandboxed Jinja2 rendering of package templates into stamped Kubernetes objects."""
 
+from engine.render.cache import CompiledTemplates
 from engine.render.checks import check_template, referenced_params
 from engine.render.context import RenderContext
 from engine.render.limits import DEFAULT_LIMITS, Limits
@@ -23,6 +24,7 @@ __all__ = [
     "LABEL_INSTANCE",
     "LABEL_MANAGED_BY",
     "LABEL_OPERATOR",
+    "CompiledTemplates",
     "Limits",
     "RenderContext",
     "check_template",

@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.errors import PlanNotFound, RenderError
 from engine.model import Package, Plan, Task, TaskKind
+from engine.render.cache import CompiledTemplates
 from engine.render.confighash import annotate_config_hashes
 from engine.render.context import RenderContext, template_variables, with_location
 from engine.render.documents import parse_objects
@@ -23,31 +24,43 @@ _RENDERS_RESOURCES = frozenset({TaskKind.APPLY, TaskKind.DELETE, TaskKind.TOGGLE
 
 
 def render_template(
-    pkg: Package, file: str, ctx: RenderContext, *, limits: Limits = DEFAULT_LIMITS, clock: Clock = time.monotonic
+    pkg: Package, file: str, ctx: RenderContext,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    clock: Clock = time.monotonic,
+    cache: CompiledTemplates | None = None,
 ) -> list[dict[str, Any]]:
     """The stamped objects of `templates/<file>`, in document order (empty documents dropped)."""
-    env = environment(limits, clock, pkg.templates)
+    env = environment(limits, clock, pkg.templates, cache)
     return _render_objects(env, pkg, file, ctx, template_variables(ctx, pkg))
 
 
 def render_task(
-    pkg: Package, task: Task, ctx: RenderContext, *, limits: Limits = DEFAULT_LIMITS, clock: Clock = time.monotonic
+    pkg: Package, task: Task, ctx: RenderContext,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    clock: Clock = time.monotonic,
+    cache: CompiledTemplates | None = None,
 ) -> list[dict[str, Any]]:
     """The objects of every template of the task, in order (`resources`, or a Pipe task's `pod`)."""
-    env = environment(limits, clock, pkg.templates)
+    env = environment(limits, clock, pkg.templates, cache)
     ctx = replace(ctx, task=task.name)
     return _render_task(env, pkg, task, ctx, template_variables(ctx, pkg))
 
 
 def render_plan(
-    pkg: Package, plan: str, ctx: RenderContext, *, limits: Limits = DEFAULT_LIMITS, clock: Clock = time.monotonic
+    pkg: Package, plan: str, ctx: RenderContext,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    clock: Clock = time.monotonic,
+    cache: CompiledTemplates | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Step name -> the objects its tasks render, for every step of the plan in order.
 
     All or nothing: the first template that fails raises RenderError. Pod templates that use
     a ConfigMap or Secret rendered by the plan are then annotated with the hash of its data.
     """
-    env = environment(limits, clock, pkg.templates)
+    env = environment(limits, clock, pkg.templates, cache)
     variables = template_variables(ctx, pkg)
     rendered: dict[str, list[dict[str, Any]]] = {}
     for phase in _plan(pkg, plan).phases:
@@ -71,10 +84,11 @@ def render_string(
     pkg: Package | None = None,
     limits: Limits = DEFAULT_LIMITS,
     clock: Clock = time.monotonic,
+    cache: CompiledTemplates | None = None,
 ) -> str:
     """`source` rendered as text (for Operator-task fields); with `pkg`, OperatorName and
     friends are defined too, and `source` may include the package's templates."""
-    env = environment(limits, clock, {**(pkg.templates if pkg else {}), name: source})
+    env = environment(limits, clock, {**(pkg.templates if pkg else {}), name: source}, cache)
     return _render_text(env, name, template_variables(ctx, pkg))
 
 

@@ -13,6 +13,7 @@ from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import _PassArg, missing, pass_context
 
+from engine.render.cache import CompiledTemplates
 from engine.render.filters import FILTERS
 from engine.render.guards import check_binop, check_filter, check_format, check_method
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
@@ -73,8 +74,9 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
     """An immutable sandbox with StrictUndefined, kplan's filters and a render budget.
 
     Templates are served only from `templates` (the package's own), so `include`, `import`
-    and `extends` cannot reach files. See `engine.render.limits` for how the budget works;
-    `budget.restart()` starts the budget of a new render.
+    and `extends` cannot reach files; `cache` keeps their compiled code between renders.
+    See `engine.render.limits` for how the budget works; `budget.restart()` starts the
+    budget of a new render.
     """
 
     code_generator_class = KplanCodeGenerator
@@ -85,6 +87,7 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
         limits: Limits = DEFAULT_LIMITS,
         clock: Clock = time.monotonic,
         templates: Mapping[str, str] | None = None,
+        cache: CompiledTemplates | None = None,
     ) -> None:
         self.budget = Budget(limits, clock)
         sources = dict(templates or {})
@@ -95,6 +98,7 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             finalize=self.finalize_output,
             loader=FunctionLoader(lambda name: _source(sources, name)),
             auto_reload=False,
+            bytecode_cache=cache,
         )
         filters = {name: f for name, f in {**self.filters, **FILTERS}.items() if name not in _DROPPED_FILTERS}
         self.filters = {name: _guarded_filter(self, name, f) for name, f in filters.items()}
@@ -166,9 +170,10 @@ def environment(
     limits: Limits = DEFAULT_LIMITS,
     clock: Clock = time.monotonic,
     templates: Mapping[str, str] | None = None,
+    cache: CompiledTemplates | None = None,
 ) -> KplanEnvironment:
-    """A fresh environment (one per render: it holds the render's budget and compiled templates)."""
-    return KplanEnvironment(limits, clock, templates)
+    """A fresh environment serving `templates` (one per render: it holds the render's budget)."""
+    return KplanEnvironment(limits, clock, templates, cache)
 
 
 def _source(sources: Mapping[str, str], name: str) -> tuple[str, str, Callable[[], bool]] | None:

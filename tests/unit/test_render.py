@@ -13,7 +13,14 @@ from render_helpers import SMALL, configmap, context, package
 
 from engine.errors import RenderError
 from engine.model import PipeFile, Task, TaskKind
-from engine.render import check_template, referenced_params, render_string, render_task, render_template
+from engine.render import (
+    CompiledTemplates,
+    check_template,
+    referenced_params,
+    render_string,
+    render_task,
+    render_template,
+)
 
 
 def render_value(expression: str, params: dict[str, object] | None = None, **ctx: object) -> str:
@@ -332,3 +339,35 @@ def test_rendered_objects_are_plain_data() -> None:
     objects = render_template(pkg, "t.yaml", context({"m": {"a": [1]}}), limits=SMALL)
     assert yaml.safe_load(yaml.safe_dump(objects)) == objects
     assert json.loads(objects[0]["data"]["v"]) == {"a": [1]}
+
+
+class TestCompiledTemplates:
+    def test_cached_renders_equal_fresh_ones(self) -> None:
+        cache = CompiledTemplates()
+        pkg = package({"t.yaml": configmap("{{ Name }}-{{ Params.n }}")})
+        fresh = render_template(pkg, "t.yaml", context({"n": 1}))
+        assert render_template(pkg, "t.yaml", context({"n": 1}), cache=cache) == fresh
+        assert render_template(pkg, "t.yaml", context({"n": 1}), cache=cache) == fresh
+        assert len(cache) == 1
+
+    def test_same_name_with_other_source_is_another_entry(self) -> None:
+        cache = CompiledTemplates()
+        one, two = package({"t.yaml": configmap("one")}), package({"t.yaml": configmap("two")})
+        for _ in range(2):
+            assert render_template(one, "t.yaml", context(), cache=cache)[0]["metadata"]["name"] == "one"
+            assert render_template(two, "t.yaml", context(), cache=cache)[0]["metadata"]["name"] == "two"
+        assert len(cache) == 2
+
+    def test_errors_from_cached_code_still_name_the_line(self) -> None:
+        cache = CompiledTemplates()
+        pkg = package({"t.yaml": "a: 1\nb: {{ Missing }}\n"})
+        for _ in range(2):
+            with pytest.raises(RenderError) as caught:
+                render_template(pkg, "t.yaml", context(), cache=cache)
+            assert (caught.value.line, caught.value.reason) == (2, "undefined variable 'Missing'")
+
+    def test_capacity_is_bounded(self) -> None:
+        cache = CompiledTemplates(capacity=2)
+        for name in "abc":
+            render_string(name, context(), name=name, cache=cache)
+        assert len(cache) == 2
