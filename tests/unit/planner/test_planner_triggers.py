@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from planner_harness import (
     Driver,
     applied,
@@ -244,3 +245,30 @@ def test_history_keeps_only_the_newest_entries() -> None:
         driver.change_spec(replicas=replicas)
         driver.run()
     assert [h["parameters"]["replicas"] for h in driver.status["history"]] == [5, 6]
+
+
+@pytest.mark.parametrize(
+    ("change", "plan_name", "state"),
+    [
+        ({"replicas": 4}, "update", "IN_PROGRESS"),
+        ({"schedule": "hourly"}, "backup", "IN_PROGRESS"),
+        ({"replicas": 4, "schedule": "hourly"}, "update", "FATAL_ERROR"),  # two plans: refused
+        ({"zone": "b"}, "update", "FATAL_ERROR"),
+        ({"replicas": 3}, "deploy", "COMPLETE"),  # the default again: nothing to run
+        ({"replicas": "three"}, "update", "FATAL_ERROR"),
+    ],
+)
+def test_which_plan_a_parameter_change_starts(change: dict[str, object], plan_name: str, state: str) -> None:
+    driver = settled(pkg_with_plans())
+    driver.instance["spec"]["parameters"].update(change)
+    decision = driver.step(1)
+    assert (decision.status["activePlan"]["name"], decision.status["activePlan"]["status"]) == (plan_name, state)
+    if state == "FATAL_ERROR":
+        assert decision.actions == ()
+
+
+def test_a_change_with_plans_that_disagree_is_refused_with_a_sentence() -> None:
+    driver = settled(pkg_with_plans())
+    driver.instance["spec"]["parameters"].update(replicas=4, schedule="hourly")
+    message = driver.step(1).status["plans"]["update"]["message"]
+    assert message.startswith("the change is refused because its parameters trigger different plans")
