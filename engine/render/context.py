@@ -10,7 +10,7 @@ from typing import Any
 from engine.model import Package
 from engine.render.values import wrap
 
-__all__ = ["RenderContext", "template_variables"]
+__all__ = ["RenderContext", "template_variables", "with_location"]
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,10 @@ def check_method(budget: Budget, method: Any, args: tuple[Any, ...], kwargs: Map
             parts = materialize(budget, args[0])
             budget.check_text(sum(measure(part, budget) for part in parts) + len(owner) * len(parts))
             return (parts, *args[1:])
-        if name == "replace" and len(args) >= 2:
+        if name in ("format", "format_map") and isinstance(owner, str):
+            check_format(budget, owner)
+            measure([*args, *kwargs.values()], budget)
+        elif name == "replace" and len(args) >= 2:
             budget.check_text(_replaced_size(owner, args[0], args[1]))
         elif name == "expandtabs":
             tabsize = args[0] if args else kwargs.get("tabsize", 8)

@@ -37,7 +37,8 @@ class KplanUndefined(StrictUndefined):
         if not self._undefined_hint and self._undefined_obj is missing:
             return f"undefined variable {self._undefined_name!r}"
         if not self._undefined_hint and isinstance(self._undefined_obj, Values):
-            return f"{self._undefined_obj.label!r} has no attribute {self._undefined_name!r}"
+            what = "attribute" if isinstance(self._undefined_name, str) else "element"
+            return f"{self._undefined_obj.label!r} has no {what} {self._undefined_name!r}"
         message: str = super()._undefined_message
         return message
 

@@ -213,6 +213,9 @@ class TestErrors:
         error = render_error(configmap("x", "spec:\n  replicas: {{ Params.replicass }}"), {"replicas": 3})
         assert (error.line, error.reason) == (6, "'Params' has no attribute 'replicass'")
 
+    def test_missing_element_of_params(self) -> None:
+        assert render_error("{{ Params[0] }}").reason == "'Params' has no element 0"
+
     def test_nested_missing_key_names_the_path(self) -> None:
         error = render_error("{{ Params.db.hoost }}", {"db": {"host": "h"}})
         assert error.reason == "'Params.db' has no attribute 'hoost'"
