@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +30,7 @@ class Outcome:
     status: Json
     actions: tuple[Action, ...] = ()
     events: tuple[Event, ...] = ()
-    deadlines: tuple[datetime, ...] = field(default=())
+    deadlines: tuple[datetime, ...] = ()
 
     def then(self, status: Json | None = None, actions: tuple[Action, ...] = (), events: tuple[Event, ...] = (),
              deadlines: tuple[datetime, ...] = ()) -> Outcome:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -79,7 +79,7 @@ def phase_with(phase: Mapping[str, Any], steps: Mapping[str, Json]) -> Json:
     return {**phase, "steps": new_steps, "status": combine(s["status"] for s in new_steps).value}
 
 
-def plan_message(steps: Iterable[Mapping[str, Any]]) -> str:
+def plan_message(steps: Sequence[Mapping[str, Any]]) -> str:
     """The message of the first failed step, named; empty while nothing failed."""
     for wanted in (PlanStatus.FATAL_ERROR, PlanStatus.ERROR):
         for step in steps:

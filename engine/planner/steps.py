@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from engine.model import Package, Plan, Step
+from engine.model import Package, Plan, Step, Task
 from engine.planner import tasks
 from engine.planner.actions import Action, Apply, Delete, Event, Settings
 from engine.planner.drift import first_difference
@@ -109,7 +109,7 @@ def attempts(record: Mapping[str, Any]) -> int:
     return value if isinstance(value, int) else 0
 
 
-def fail_step(scope: StepScope, record: Mapping[str, Any], failed: Sequence[tuple[Any, tasks.Check]]) -> StepResult:
+def fail_step(scope: StepScope, record: Mapping[str, Any], failed: Sequence[tuple[Task, tasks.Check]]) -> StepResult:
     """ERROR, retried after backoff; FATAL_ERROR once a failed Job or object used up its task's retries."""
     count = attempts(record) + 1
     exhausted = [c for t, c in failed if c.limited and count > t.retries]
