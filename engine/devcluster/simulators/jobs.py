@@ -127,8 +127,9 @@ def job_status(job: JsonDict, census: Census, decided: tuple[str, tuple[str, str
         status["startTime"] = old.get("startTime") or now
     if decided is not None:
         target, (reason, message) = decided
+        recorded = conditions.is_true(conds, target)  # the outcome was written before: the Job may now finish
         conds = conditions.put(conds, target, True, reason, message, now=now, stamps=STAMPS)
-        if not census.active and not census.terminating:
+        if recorded and not census.active and not census.terminating:
             final = "Complete" if target == "SuccessCriteriaMet" else "Failed"
             conds = conditions.put(conds, final, True, reason, message, now=now, stamps=STAMPS)
             if final == "Complete":
