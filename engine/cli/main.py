@@ -16,7 +16,13 @@ from engine.errors import KplanError
 
 # Command modules under engine.cli, in the order `kplan --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
+    "init",
+    "install",
+    "instances",
     "plan",
+    "get",
+    "diff",
+    "run",
     "template",
     "package",
     "devcluster",

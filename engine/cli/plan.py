@@ -8,13 +8,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine import graph
+from engine.cli import instance_plans
 from engine.package import loader
 
 GRAPH_FORMATS = ("text", "dot", "mermaid")
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("plan", help="plans: graph", parents=parents)
+    parser = subparsers.add_parser("plan", help="plans: graph, status, history, trigger", parents=parents)
     sub = parser.add_subparsers(dest="plan_command", metavar="COMMAND", required=True)
     for add in SUBCOMMANDS:
         add(sub, parents)
@@ -41,5 +42,7 @@ def run_graph(args: argparse.Namespace) -> int:
     return 0
 
 
-# Each adds one `plan` subcommand; `status`, `history` and `trigger` join here.
-SUBCOMMANDS: tuple[Callable[[Any, Sequence[argparse.ArgumentParser]], None], ...] = (add_graph,)
+# Each adds one `plan` subcommand.
+SUBCOMMANDS: tuple[Callable[[Any, Sequence[argparse.ArgumentParser]], None], ...] = (
+    add_graph, instance_plans.add_status, instance_plans.add_history, instance_plans.add_trigger,
+)

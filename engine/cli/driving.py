@@ -1,0 +1,127 @@
+"""Driving an Instance from this process (`kplan run`): the manager's Runner and Caches, woken by watch events.
+
+The loop reconciles, then waits until a watch event concerns a driven Instance or a timer the planner
+asked for (backoff, step timeouts) is due. Child Instances created by Operator tasks are driven too:
+they are annotated `kplan.dev/runner: cli` when first seen, so a manager leaves them alone as well.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine import render
+from engine.cli.cluster import INSTANCE
+from engine.cli.following import Target, outcome
+from engine.errors import Timeout, TransientError
+from engine.kube import Caches, Kube
+from engine.runner import CLI, DRIVER_ANNOTATION, RunEvent, Runner
+from engine.runner.acting import INSTANCE_NAMESPACE
+
+__all__ = ["Driver"]
+
+log = logging.getLogger(__name__)
+
+GROUP = "kplan.dev/"
+RETRY_START, RETRY_MAX = 0.5, 10.0  # seconds between passes while the API server fails
+Json = dict[str, Any]
+
+
+class Driver:
+    """Runs the plans of one Instance (and its children) until a target run ends."""
+
+    def __init__(self, kube: Kube, namespace: str, name: str, emit: Callable[[RunEvent], None]) -> None:
+        self._kube, self.namespace, self.name = kube, namespace, name
+        self._caches = Caches(kube)
+        self._runner = Runner(kube, self._caches, emit=emit, driver=CLI)
+        self._driven = frozenset({key(namespace, name)})  # replaced, never changed: handlers read it from other threads
+        self._wake = threading.Event()
+        self._caches.add_handler(self._changed)
+
+    def drive(self, target: Target, timeout: float) -> tuple[Json, str]:
+        """Reconcile until the target run ended: (the Instance, COMPLETE or FATAL_ERROR); Timeout after `timeout`."""
+        clock = self._kube.clock
+        deadline = clock.monotonic() + timeout
+        retry = RETRY_START
+        try:
+            self._caches.ensure(*INSTANCE)
+            while True:
+                self._wake.clear()
+                try:
+                    delay = self._pass()
+                    retry = RETRY_START
+                except TransientError as err:
+                    log.warning("pass failed, retrying: %s", err)
+                    delay, retry = retry, min(retry * 2, RETRY_MAX)
+                instance = self._caches.get(*INSTANCE, self.name, self.namespace)
+                if instance is None:
+                    raise Timeout(f"instance {self.name!r} disappeared while its plan ran")
+                state = outcome(instance, target)
+                if state is not None:
+                    return instance, state
+                remaining = deadline - clock.monotonic()
+                if remaining <= 0:
+                    raise Timeout(f"the plan of instance {self.name!r} did not end within {timeout:g}s")
+                clock.wait(self._wake, min(delay, remaining) if delay is not None else remaining)
+        finally:
+            self._caches.stop()
+
+    def _pass(self) -> float | None:
+        """One reconcile of every driven Instance; the earliest timer any of them asked for."""
+        delays = []
+        for driven in sorted(self._driven):
+            namespace, _, name = driven.partition("/")
+            delays.append(self._runner.reconcile(namespace, name))
+        self._adopt_children()
+        due = [d for d in delays if d is not None]
+        return min(due) if due else None
+
+    def _adopt_children(self) -> None:
+        """Drive the child Instances of driven ones; annotate those no one claimed yet."""
+        for child in self._caches.list(*INSTANCE, self.namespace):
+            meta = child.get("metadata") or {}
+            child_key = key(self.namespace, str(meta.get("name")))
+            if child_key in self._driven or not (owners_of(child) & self._driven):
+                continue
+            if DRIVER_ANNOTATION not in (meta.get("annotations") or {}):
+                patch = {"metadata": {"annotations": {DRIVER_ANNOTATION: CLI}}}
+                self._kube.patch(*INSTANCE, str(meta.get("name")), self.namespace, patch)
+            if (meta.get("annotations") or {}).get(DRIVER_ANNOTATION, CLI) == CLI:
+                self._driven = self._driven | {child_key}
+                self._wake.set()
+
+    def _changed(self, _change: str, obj: dict[str, Any]) -> None:
+        """A cache handler (on an informer's thread): wake the loop for a change that concerns a driven Instance."""
+        if concerned(obj) & self._driven or is_kplan(obj, "OperatorVersion"):
+            self._wake.set()
+
+
+def key(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+def is_kplan(obj: Mapping[str, Any], kind: str) -> bool:
+    return obj.get("kind") == kind and str(obj.get("apiVersion") or "").startswith(GROUP)
+
+
+def owners_of(obj: Mapping[str, Any]) -> set[str]:
+    """Keys of the Instances that own `obj`."""
+    meta = obj.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "")
+    return {key(namespace, str(o.get("name"))) for o in meta.get("ownerReferences") or []
+            if o.get("kind") == "Instance" and str(o.get("apiVersion") or "").startswith(GROUP)}
+
+
+def concerned(obj: Mapping[str, Any]) -> set[str]:
+    """Keys of the Instances a change of `obj` concerns: itself, its owners, the Instance its labels name."""
+    meta = obj.get("metadata") or {}
+    namespace = str((meta.get("annotations") or {}).get(INSTANCE_NAMESPACE) or meta.get("namespace") or "")
+    found = owners_of(obj)
+    if is_kplan(obj, "Instance"):
+        found.add(key(str(meta.get("namespace") or ""), str(meta.get("name"))))
+    labelled = (meta.get("labels") or {}).get(render.LABEL_INSTANCE)
+    if labelled:
+        found.add(key(namespace, str(labelled)))
+    return found

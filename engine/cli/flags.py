@@ -1,0 +1,42 @@
+"""Flags shared by the commands that change Instances: --instance, --wait, --timeout and the parameter flags."""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.package.durations import parse_duration
+
+__all__ = ["add_instance_flag", "add_parameter_flags", "add_wait_flags", "duration"]
+
+DEFAULT_TIMEOUT = "5m"
+
+
+def duration(text: str) -> float:
+    """An argparse type: `90s`, `5m`, `1h30m` or plain seconds, as seconds (a usage error otherwise)."""
+    seconds = parse_duration(text)
+    if seconds is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 90s, 5m or 1h30m")
+    return seconds
+
+
+def add_instance_flag(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    help_text = "name of the Instance" if required else "name of the Instance (default: the package name)"
+    parser.add_argument("--instance", required=required, metavar="NAME", help=help_text)
+
+
+def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
+    """`-p NAME=VALUE` (repeatable) and `-P FILE` (a YAML mapping); -p wins over -P."""
+    parser.add_argument(
+        "-p", "--parameter", action="append", default=[], metavar="NAME=VALUE", help="a parameter value (repeatable)"
+    )
+    parser.add_argument("-P", "--parameter-file", metavar="FILE", help="a YAML mapping of parameter values")
+
+
+def add_wait_flags(parser: argparse.ArgumentParser, what: str = "the plan ends") -> None:
+    parser.add_argument("--wait", action="store_true", help=f"wait until {what}, printing its progress")
+    add_timeout_flag(parser, "how long --wait waits")
+
+
+def add_timeout_flag(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--timeout", type=duration, default=duration(DEFAULT_TIMEOUT), metavar="DURATION",
+                        help=f"{help_text} (default: {DEFAULT_TIMEOUT})")

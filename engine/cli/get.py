@@ -1,0 +1,67 @@
+"""`kplan get instances [-A]`: Instances with their operator, version, active plan and its status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from engine import params
+from engine.cli import output, progress
+from engine.cli.cluster import INSTANCE, connect_from, require_crds, try_package_of
+from engine.kube import Kube
+from engine.model import Package
+from engine.planner.times import parse
+
+__all__ = ["register"]
+
+Json = dict[str, Any]
+COLUMNS = ("name", "operator", "version", "plan", "status", "age")
+
+
+def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("get", help="list kplan objects: get instances", parents=parents)
+    parser.add_argument("what", choices=("instances", "instance"), metavar="instances")
+    parser.add_argument("-A", "--all-namespaces", action="store_true", help="list Instances of every namespace")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kube = connect_from(args)
+    require_crds(kube)
+    found = kube.list(*INSTANCE, None if args.all_namespaces else kube.namespace)
+    instances = [without_secrets(instance, package_for(kube, instance)) for instance in found]
+    now = datetime.now(UTC)
+    headers = (("namespace",) if args.all_namespaces else ()) + COLUMNS
+    rows = [row(instance, now, args.all_namespaces) for instance in instances]
+    if not rows and args.output not in ("yaml", "json"):
+        where = "any namespace" if args.all_namespaces else f"namespace {kube.namespace!r}"
+        print(f"No instances found in {where}.", file=sys.stderr)
+        return 0
+    data = {"apiVersion": "v1", "kind": "List", "items": instances}
+    output.emit(data, args.output, sys.stdout, headers, rows)
+    return 0
+
+
+def package_for(kube: Kube, instance: Mapping[str, Any]) -> Package | None:
+    return try_package_of(kube, instance)
+
+
+def without_secrets(instance: Json, pkg: Package | None) -> Json:
+    """The Instance with secret parameter values redacted (every value, when its package cannot be read)."""
+    given = (instance.get("spec") or {}).get("parameters") or {}
+    shown = params.redact(pkg, given) if pkg is not None else {k: params.REDACTED for k in given}
+    return {**instance, "spec": {**(instance.get("spec") or {}), "parameters": shown}}
+
+
+def row(instance: Mapping[str, Any], now: datetime, with_namespace: bool) -> list[Any]:
+    meta, status = instance.get("metadata") or {}, instance.get("status") or {}
+    active = status.get("activePlan") or {}
+    created = parse(meta.get("creationTimestamp"))
+    age = progress.duration_text((now - created).total_seconds()) if created else ""
+    cells = [meta.get("name"), (meta.get("labels") or {}).get("kplan.dev/operator") or "",
+             ((instance.get("spec") or {}).get("operatorVersion") or {}).get("name") or "",
+             active.get("name") or "", active.get("status") or "", age]
+    return ([meta.get("namespace")] if with_namespace else []) + cells

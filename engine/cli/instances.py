@@ -1,0 +1,185 @@
+"""`kplan update|upgrade|rollback|uninstall --instance NAME`: changing an installed Instance."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine.cli import changes, flags
+from engine.cli.cluster import INSTANCE, connect_from, instance_of, package_of, version_name_of
+from engine.cli.following import Target, ended_with, follow, follow_deletion, target_after
+from engine.cli.install import parameter_text, print_tree
+from engine.cli.preflight import check_renders, given_values, prepare, secrets_hidden
+from engine.cli.records import check_versions, packages_to_record, record_packages
+from engine.errors import PermanentError
+from engine.kube import Kube
+from engine.model import Package
+from engine.planner.triggers import upgrade_plan
+from engine.runner import CLI, DRIVER_ANNOTATION
+
+__all__ = ["register"]
+
+Json = dict[str, Any]
+
+
+def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    update = subparsers.add_parser("update", help="change an Instance's parameters (runs the plan they trigger)",
+                                   parents=parents)
+    flags.add_instance_flag(update)
+    flags.add_parameter_flags(update)
+    flags.add_wait_flags(update)
+    update.set_defaults(func=run_update)
+
+    upgrade = subparsers.add_parser("upgrade", help="move an Instance to a newer version of its package",
+                                    parents=parents)
+    upgrade.add_argument("package", metavar="PKG", help="package folder, .tgz or URL of the newer version")
+    flags.add_instance_flag(upgrade)
+    flags.add_parameter_flags(upgrade)
+    flags.add_wait_flags(upgrade)
+    upgrade.set_defaults(func=run_upgrade)
+
+    rollback = subparsers.add_parser("rollback", help="return to the previous version and parameters",
+                                     parents=parents)
+    flags.add_instance_flag(rollback)
+    flags.add_wait_flags(rollback)
+    rollback.set_defaults(func=run_rollback)
+
+    uninstall = subparsers.add_parser("uninstall", help="delete an Instance (its cleanup plan runs first)",
+                                      parents=parents)
+    flags.add_instance_flag(uninstall)
+    flags.add_wait_flags(uninstall, "the Instance is gone")
+    uninstall.set_defaults(func=run_uninstall)
+
+
+# --- update ------------------------------------------------------------------------------------
+
+
+def run_update(args: argparse.Namespace) -> int:
+    if not args.parameter and not args.parameter_file:
+        print("error: update needs at least one -p NAME=VALUE or -P FILE", file=sys.stderr)
+        return 2
+    kube = connect_from(args)
+    instance = instance_of(kube, args.instance)
+    pkg = package_of(kube, instance)
+    driven_here(instance, args.wait)
+    current = spec_parameters(instance)
+    with secrets_hidden(pkg, args.parameter, current):
+        given = given_values(pkg, args.parameter_file, args.parameter)
+        wanted = {**current, **given}
+        plan = changes.triggered_plan(pkg, current, wanted)
+        check_renders(pkg, args.instance, kube.namespace, changes.resolved_or_given(pkg, wanted))
+    if plan is None:
+        print(f"instance.kplan.dev/{args.instance} unchanged: the parameters already have these values")
+        return 0
+    patched = patch_spec(kube, instance, {"parameters": changes.parameters_patch(current, wanted)})
+    print(f"instance.kplan.dev/{args.instance} updated ({parameter_text(pkg, given)}); plan {plan} runs")
+    return waited(kube, args, instance, patched, plan, pkg)
+
+
+# --- upgrade -----------------------------------------------------------------------------------
+
+
+def run_upgrade(args: argparse.Namespace) -> int:
+    kube = connect_from(args)
+    instance = instance_of(kube, args.instance)
+    current_pkg = package_of(kube, instance)
+    driven_here(instance, args.wait)
+    current = spec_parameters(instance)
+    prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace, current)
+    pkg = prepared.pkg
+    changes.upgrade_check(pkg, current_pkg)
+    changes.immutables_kept(pkg, current, prepared.given)
+    packages = packages_to_record(pkg, prepared.dependencies)
+    check_versions(kube, packages, prepared.dependencies, kube.namespace)
+    record_packages(kube, packages, kube.namespace)
+    declared = {p.name for p in pkg.parameters}
+    dropped = sorted(k for k in current if k not in declared)
+    wanted = {**{k: v for k, v in current.items() if k in declared}, **prepared.given}
+    spec = {"operatorVersion": {"name": pkg.version_name}, "parameters": changes.parameters_patch(current, wanted)}
+    patched = patch_spec(kube, instance, spec)
+    plan = upgrade_plan(pkg)
+    print(f"instance.kplan.dev/{args.instance} upgraded from {current_pkg.version_name} to {pkg.version_name}; "
+          f"plan {plan} runs")
+    for name in dropped:
+        print(f"parameter {name} is not declared by {pkg.version_name} and was removed")
+    return waited(kube, args, instance, patched, plan, pkg)
+
+
+# --- rollback ----------------------------------------------------------------------------------
+
+
+def run_rollback(args: argparse.Namespace) -> int:
+    kube = connect_from(args)
+    instance = instance_of(kube, args.instance)
+    pkg = package_of(kube, instance)
+    driven_here(instance, args.wait)
+    current, version = spec_parameters(instance), version_name_of(instance)
+    history = list((instance.get("status") or {}).get("history") or [])
+    entry = changes.rollback_entry(history, version, changes.public_values(pkg, current))
+    if entry is None:
+        raise PermanentError(f"instance {args.instance!r} has no earlier version or parameters to roll back to")
+    target_version = str(entry.get("operatorVersion") or version)
+    target_pkg = pkg if target_version == version else package_of(kube, instance, target_version)
+    wanted = changes.rollback_parameters(target_pkg, entry, current)
+    plan = rollback_plan(target_pkg, target_version != version, current, wanted)
+    spec: Json = {"parameters": changes.parameters_patch(current, wanted)}
+    if target_version != version:
+        spec["operatorVersion"] = {"name": target_version}
+    patched = patch_spec(kube, instance, spec)
+    print(f"instance.kplan.dev/{args.instance} rolled back to {target_version} with the parameters of "
+          f"{entry.get('at')}; plan {plan} runs")
+    return waited(kube, args, instance, patched, plan, target_pkg)
+
+
+def rollback_plan(pkg: Package, version_changed: bool, current: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
+    if version_changed:
+        return upgrade_plan(pkg)
+    return changes.triggered_plan(pkg, current, wanted) or pkg.default_trigger()
+
+
+# --- uninstall ---------------------------------------------------------------------------------
+
+
+def run_uninstall(args: argparse.Namespace) -> int:
+    kube = connect_from(args)
+    instance = instance_of(kube, args.instance)
+    kube.delete(*INSTANCE, args.instance, kube.namespace)
+    print(f'instance.kplan.dev "{args.instance}" deleted')
+    if args.wait:
+        follow_deletion(kube, instance, args.timeout, sys.stdout)
+        print(f'instance.kplan.dev "{args.instance}" is gone')
+    return 0
+
+
+# --- shared ------------------------------------------------------------------------------------
+
+
+def spec_parameters(instance: Mapping[str, Any]) -> Json:
+    return dict((instance.get("spec") or {}).get("parameters") or {})
+
+
+def driven_here(instance: Mapping[str, Any], wait: bool) -> None:
+    """Refuse to wait on an Instance that only `kplan run` drives: no manager would ever run its plan."""
+    annotations = (instance.get("metadata") or {}).get("annotations") or {}
+    if wait and annotations.get(DRIVER_ANNOTATION) == CLI:
+        name = (instance.get("metadata") or {}).get("name")
+        raise PermanentError(f"instance {name!r} is driven by `kplan run`, not by a manager, so --wait would never "
+                             "end; change it with `kplan run PKG --instance NAME` instead")
+
+
+def patch_spec(kube: Kube, instance: Mapping[str, Any], spec: Json) -> Json:
+    """Merge-patch the Instance's spec, on the condition that it did not change since it was read."""
+    meta = instance.get("metadata") or {}
+    patch = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "spec": spec}
+    return kube.patch(*INSTANCE, str(meta.get("name")), str(meta.get("namespace")), patch)
+
+
+def waited(kube: Kube, args: argparse.Namespace, before: Json, patched: Json, plan: str, pkg: Package) -> int:
+    if not args.wait:
+        return 0
+    target: Target = target_after(before, plan, patched)
+    found, state = follow(kube, patched, target, args.timeout, sys.stdout)
+    print_tree(found, pkg, plan, sys.stdout)
+    return ended_with(found, state, plan)

@@ -1,0 +1,108 @@
+"""Everything checked before the cluster is touched: the package, the parameter values, every plan's render."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from engine import params
+from engine.cli.sources import Dependency, dependencies, load_package
+from engine.errors import KplanError, ParameterInvalid, PermanentError, RenderError
+from engine.model import Package
+from engine.planner import pipes, secrets
+from engine.planner.rendering import Scene, render_plan
+from engine.planner.stamping import Owner
+
+__all__ = ["Prepared", "check_name", "check_renders", "declared_only", "given_values", "prepare", "secrets_hidden"]
+
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A package ready to install: the values given (for spec.parameters), all values resolved, dependencies."""
+
+    source: str
+    pkg: Package
+    given: dict[str, Any]
+    values: dict[str, Any]
+    dependencies: tuple[Dependency, ...]
+
+
+def given_values(pkg: Package, parameter_file: str | None, assignments: Sequence[str]) -> dict[str, Any]:
+    """Values from `-P FILE`, overridden by `-p NAME=VALUE`, typed by the package's declarations."""
+    given: dict[str, Any] = {}
+    if parameter_file:
+        given.update(params.load_file(pkg, parameter_file))
+    given.update(params.parse_assignments(pkg, assignments))
+    return given
+
+
+def check_renders(pkg: Package, instance: str, namespace: str, values: Mapping[str, Any]) -> None:
+    """Render every plan as the engine will (pipes not produced yet); a RenderError names the plan."""
+    owner = Owner(instance, namespace, "", pkg.name)
+    scene = Scene(owner, values, pipes.pipe_values(pkg, owner, {}))
+    for name in sorted(pkg.plans):
+        try:
+            render_plan(pkg, pkg.plans[name], scene)
+        except RenderError as err:
+            raise RenderError(err.file, err.line, f"{err.reason} (plan {name})") from None
+
+
+def prepare(source: str, parameter_file: str | None, assignments: Sequence[str], instance: str | None,
+            namespace: str, base: Mapping[str, Any] | None = None) -> Prepared:
+    """Load and verify the package, type and validate the values, render every plan, find dependencies.
+
+    `base`: values the Instance has already (an upgrade keeps those the new package still declares).
+    """
+    pkg = load_package(source)
+    name = instance or pkg.name
+    check_name(name)
+    with secrets_hidden(pkg, assignments, base):
+        given = given_values(pkg, parameter_file, assignments)
+        values = params.resolve(pkg, {**declared_only(pkg, base or {}), **given})
+        check_renders(pkg, name, namespace, values)
+        deps = dependencies(pkg, source, values, name, namespace)
+    return Prepared(source, pkg, given, values, tuple(deps))
+
+
+def declared_only(pkg: Package, values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` without the names `pkg` does not declare."""
+    declared = {p.name for p in pkg.parameters}
+    return {k: v for k, v in values.items() if k in declared}
+
+
+def check_name(name: str) -> None:
+    if not DNS_LABEL.fullmatch(name):
+        raise PermanentError(f"instance name {name!r} is not valid: use at most 63 lower-case letters, digits and '-'")
+
+
+@contextmanager
+def secrets_hidden(pkg: Package, assignments: Sequence[str], values: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """Errors raised inside name a secret parameter but never show its value."""
+    try:
+        yield
+    except ParameterInvalid as err:
+        if err.name in secret_names(pkg):
+            raise ParameterInvalid(err.name, err.reason.split(", got ")[0]) from None
+        raise
+    except KplanError as err:
+        texts = secret_texts(pkg, assignments, values or {})
+        if texts and any(t in str(err) for t in texts):
+            raise PermanentError(secrets.scrub(str(err), texts)) from None
+        raise
+
+
+def secret_names(pkg: Package) -> frozenset[str]:
+    return frozenset(p.name for p in pkg.parameters if p.secret)
+
+
+def secret_texts(pkg: Package, assignments: Sequence[str], values: Mapping[str, Any]) -> tuple[str, ...]:
+    """Secret values as given on the command line (`-p password=...`) and in `values`."""
+    names = secret_names(pkg)
+    raw = {name: text for name, _, text in (a.partition("=") for a in assignments) if name in names}
+    return tuple(sorted(set(secrets.secret_texts(pkg, raw)) | set(secrets.secret_texts(pkg, values)),
+                        key=lambda t: (-len(t), t)))

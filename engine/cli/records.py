@@ -1,0 +1,115 @@
+"""The objects `install`, `upgrade` and `run` record: Operator, OperatorVersion and Instance.
+
+Recording is two passes so that a refusal creates nothing: `check_versions` finds every
+OperatorVersion that exists with other content (or is needed and missing) before `record_packages`
+creates anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from engine.cli.cluster import GROUP_VERSION, OPERATOR_VERSION
+from engine.cli.sources import Dependency
+from engine.errors import PermanentError
+from engine.kube import AlreadyExists, Kube
+from engine.model import Package
+from engine.package import loader
+
+__all__ = [
+    "OPERATOR_LABEL",
+    "check_versions",
+    "instance_object",
+    "operator_object",
+    "operator_version_object",
+    "packages_to_record",
+    "record_packages",
+]
+
+OPERATOR_LABEL = "kplan.dev/operator"
+RUNNER_ANNOTATION = "kplan.dev/runner"
+
+Json = dict[str, Any]
+
+
+def operator_object(pkg: Package, namespace: str) -> Json:
+    spec: Json = {"description": pkg.description}
+    if pkg.maintainers:
+        spec["maintainers"] = [{"name": m.name, **({"email": m.email} if m.email else {})} for m in pkg.maintainers]
+    if pkg.url:
+        spec["url"] = pkg.url
+    if pkg.kplan_version:
+        spec["kplanVersion"] = pkg.kplan_version
+    return {"apiVersion": GROUP_VERSION, "kind": "Operator",
+            "metadata": {"name": pkg.name, "namespace": namespace}, "spec": spec}
+
+
+def operator_version_object(pkg: Package, namespace: str) -> Json:
+    spec: Json = {"operator": {"name": pkg.name}, "version": pkg.operator_version, "files": loader.to_files(pkg)}
+    if pkg.app_version:
+        spec["appVersion"] = pkg.app_version
+    if pkg.kplan_version:
+        spec["kplanVersion"] = pkg.kplan_version
+    if pkg.upgradable_from:
+        spec["upgradableFrom"] = list(pkg.upgradable_from)
+    metadata = {"name": pkg.version_name, "namespace": namespace, "labels": {OPERATOR_LABEL: pkg.name}}
+    return {"apiVersion": GROUP_VERSION, "kind": "OperatorVersion", "metadata": metadata, "spec": spec}
+
+
+def instance_object(pkg: Package, name: str, namespace: str, given: Mapping[str, Any], *,
+                    runner: str | None = None) -> Json:
+    """The Instance: the given parameter values only (defaults stay in the package), optionally driven by `runner`."""
+    metadata: Json = {"name": name, "namespace": namespace, "labels": {OPERATOR_LABEL: pkg.name}}
+    if runner:
+        metadata["annotations"] = {RUNNER_ANNOTATION: runner}
+    spec = {"operatorVersion": {"name": pkg.version_name}, "parameters": dict(given)}
+    return {"apiVersion": GROUP_VERSION, "kind": "Instance", "metadata": metadata, "spec": spec}
+
+
+def packages_to_record(pkg: Package, deps: Sequence[Dependency]) -> list[Package]:
+    """The package and every dependency found locally, once each, parents first."""
+    found = {pkg.version_name: pkg}
+    for dep in deps:
+        if dep.pkg is not None:
+            found.setdefault(dep.pkg.version_name, dep.pkg)
+    return list(found.values())
+
+
+def check_versions(kube: Kube, packages: Iterable[Package], deps: Sequence[Dependency], namespace: str) -> None:
+    """Refuse when an OperatorVersion exists with other files, or a dependency is neither at hand nor installed."""
+    for pkg in packages:
+        live = kube.get(*OPERATOR_VERSION, pkg.version_name, namespace)
+        if live is not None and ((live.get("spec") or {}).get("files") or {}) != loader.to_files(pkg):
+            raise PermanentError(
+                f"operatorversion {pkg.version_name} already exists with different content; bump operatorVersion"
+            )
+    for dep in deps:
+        if dep.pkg is None and kube.get(*OPERATOR_VERSION, dep.version_name, namespace) is None:
+            raise PermanentError(
+                f"task {dep.task} installs OperatorVersion {dep.version_name!r}, which is neither beside the package "
+                f"nor in namespace {namespace!r}; install that package first"
+            )
+
+
+def record_packages(kube: Kube, packages: Iterable[Package], namespace: str) -> list[str]:
+    """Create each missing Operator and OperatorVersion; what was created, as `Kind name` lines."""
+    created = []
+    for pkg in packages:
+        for obj in (operator_object(pkg, namespace), operator_version_object(pkg, namespace)):
+            if create_missing(kube, obj):
+                created.append(f"{obj['kind'].lower()}.kplan.dev/{obj['metadata']['name']} created")
+    return created
+
+
+def create_missing(kube: Kube, obj: Mapping[str, Any]) -> bool:
+    """Create `obj` unless an object of its name exists; True when it was created."""
+    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+    if kube.get(api_version, kind, str(obj["metadata"]["name"]), str(obj["metadata"]["namespace"])) is not None:
+        return False
+    try:
+        kube.create(obj)
+    except AlreadyExists:  # created meanwhile by someone else: as good
+        return False
+    return True
+

@@ -1,0 +1,122 @@
+"""`kplan run PKG`: one-shot mode — record the Instance like `install`, then drive its plan from this process.
+
+No manager is needed: the CRDs are installed when missing, the Instance is annotated
+`kplan.dev/runner: cli` (managers leave it alone), and the same Runner and Caches as the manager's
+carry out the plan, woken by watch events and the planner's timers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from engine.cli import changes, flags, progress
+from engine.cli.cluster import INSTANCE, connect_from, crds_installed, install_crds, package_of
+from engine.cli.driving import Driver
+from engine.cli.following import Target, ended_with, target_after
+from engine.cli.install import parameter_text, print_tree, record_instance
+from engine.cli.instances import patch_spec, spec_parameters
+from engine.cli.preflight import Prepared, prepare
+from engine.cli.records import check_versions, packages_to_record, record_packages
+from engine.errors import PermanentError
+from engine.kube import Kube
+from engine.planner.triggers import upgrade_plan
+from engine.runner import CLI, DRIVER_ANNOTATION, RunEvent
+
+__all__ = ["register", "run"]
+
+Json = dict[str, Any]
+
+
+def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("run", help="install or change an Instance and run its plan from here "
+                                   "(no manager needed)", parents=parents)
+    parser.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    flags.add_instance_flag(parser, required=False)
+    flags.add_parameter_flags(parser)
+    parser.add_argument("--plan", help="run this plan of an existing Instance (default: what the change triggers)")
+    flags.add_timeout_flag(parser, "how long the plan may take")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kube = connect_from(args)
+    prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace,
+                       base=existing_parameters(kube, args.instance or None))
+    name = args.instance or prepared.pkg.name
+    if not crds_installed(kube):
+        install_crds(kube)
+        print("kplan CRDs installed")
+    existing = kube.get(*INSTANCE, name, kube.namespace)
+    if existing is None:
+        target = create(kube, prepared, name, args.plan)
+    else:
+        target = change(kube, existing, prepared, args.plan)
+    driver = Driver(kube, kube.namespace, name, lambda event: show(event, name))
+    found, state = driver.drive(target, args.timeout)
+    plan = target.plan or str(((found.get("status") or {}).get("activePlan") or {}).get("name") or "")
+    print_tree(found, prepared.pkg, plan or None, sys.stdout)
+    return ended_with(found, state, plan or None)
+
+
+def existing_parameters(kube: Kube, name: str | None) -> Json:
+    """The parameters an Instance has already (the base a change of an existing Instance starts from)."""
+    if name is None or not crds_installed(kube):
+        return {}
+    found = kube.get(*INSTANCE, name, kube.namespace)
+    return spec_parameters(found) if found is not None else {}
+
+
+def create(kube: Kube, prepared: Prepared, name: str, plan: str | None) -> Target:
+    if plan not in (None, "deploy"):
+        raise PermanentError(f"instance {name!r} does not exist yet: run without --plan to install it first")
+    created, lines = record_instance(kube, prepared, name, runner=CLI)
+    for line in lines:
+        print(line)
+    return Target("deploy", None, int(created["metadata"].get("generation") or 0))
+
+
+def change(kube: Kube, instance: Json, prepared: Prepared, plan: str | None) -> Target:
+    """Move an existing Instance (driven by `kplan run`) to the package and values given; the run to wait for."""
+    meta = instance.get("metadata") or {}
+    if (meta.get("annotations") or {}).get(DRIVER_ANNOTATION) != CLI:
+        raise PermanentError(f"instance {meta.get('name')!r} is driven by the manager; change it with update, "
+                             "upgrade or plan trigger")
+    pkg = prepared.pkg
+    if plan is not None and plan not in pkg.plans:
+        raise PermanentError(f"package {pkg.name} {pkg.operator_version} has no plan named {plan!r}")
+    current_pkg, current = package_of(kube, instance), spec_parameters(instance)
+    spec: Json = {}
+    wanted_plan = None
+    if pkg.version_name != current_pkg.version_name:
+        changes.upgrade_check(pkg, current_pkg)
+        packages = packages_to_record(pkg, prepared.dependencies)
+        check_versions(kube, packages, prepared.dependencies, kube.namespace)
+        record_packages(kube, packages, kube.namespace)
+        spec["operatorVersion"], wanted_plan = {"name": pkg.version_name}, upgrade_plan(pkg)
+    wanted = {**current, **prepared.given}
+    if prepared.given:
+        triggered = changes.triggered_plan(pkg, current, wanted) if not spec else None
+        wanted_plan = wanted_plan or triggered
+        spec["parameters"] = changes.parameters_patch(current, wanted)
+    if plan is not None:
+        spec["planExecution"], wanted_plan = {"planName": plan, "uid": new_uid()}, plan
+    if not spec or wanted_plan is None:
+        print(f"instance.kplan.dev/{meta.get('name')} unchanged")
+        return Target(None, None, int(meta.get("generation") or 0))
+    patched = patch_spec(kube, instance, spec)
+    given = f" ({parameter_text(pkg, prepared.given)})" if prepared.given else ""
+    print(f"instance.kplan.dev/{meta.get('name')} changed{given}; plan {wanted_plan} runs")
+    return target_after(instance, wanted_plan, patched)
+
+
+def new_uid() -> str:
+    return str(uuid.uuid4())
+
+
+def show(event: RunEvent, root: str) -> None:
+    line = progress.event_line(event)
+    print(line if event.instance == root else f"{event.instance}: {line}", flush=True)

@@ -1,0 +1,91 @@
+"""Packages named on the command line, and the packages their Operator tasks install (resolved beside them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine import params, render
+from engine.errors import PermanentError
+from engine.model import Package, TaskKind
+from engine.package import loader
+from engine.planner import children
+
+__all__ = ["Dependency", "dependencies", "is_bare_name", "load_package"]
+
+URL_SCHEMES = ("http://", "https://", "file://")
+
+
+def is_bare_name(source: str) -> bool:
+    """True for `redis` or `redis@0.3.0`: a name for a package repository, not a path or URL."""
+    if source.startswith(URL_SCHEMES) or Path(source).exists():
+        return False
+    return "/" not in source and "\\" not in source and not source.endswith((".tgz", ".tar.gz"))
+
+
+def load_package(source: str) -> Package:
+    """The verified package at `source` (folder, .tgz or URL); a bare name is refused, repositories come later."""
+    if is_bare_name(source):
+        raise PermanentError(
+            f"package repositories are not configured, so {source!r} cannot be looked up: "
+            "give a package folder, a .tgz file or a URL"
+        )
+    return loader.load(source)
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """A package an Operator task installs: `pkg` when found beside the parent, else only its OperatorVersion name."""
+
+    task: str
+    version_name: str
+    pkg: Package | None
+
+
+def dependencies(pkg: Package, source: str, values: Mapping[str, Any], instance: str, namespace: str,
+                 seen: frozenset[str] = frozenset()) -> list[Dependency]:
+    """Every package the Operator tasks of `pkg` (and of those packages, recursively) name, parents first."""
+    folder = local_folder(source)
+    found: list[Dependency] = []
+    for task in (t for t in pkg.tasks if t.kind is TaskKind.OPERATOR):
+        ctx = render.RenderContext(instance=instance, namespace=namespace, params=values)
+        child = children.child_instance(pkg, task, ctx)
+        wanted = str(child["spec"]["operatorVersion"]["name"])
+        name = children.text(pkg, task.package or "", ctx, f"task {task.name} package")
+        where = beside(folder, name) if folder is not None else None
+        dep = loader.load(str(where)) if where is not None else None
+        if dep is not None and dep.version_name != wanted:
+            raise PermanentError(
+                f"task {task.name} installs OperatorVersion {wanted!r}, but the package at {where} is "
+                f"{dep.name} {dep.operator_version}"
+            )
+        found.append(Dependency(task.name, wanted, dep))
+        if dep is not None and where is not None and dep.version_name not in seen:
+            child_values = child_parameters(task.name, dep, child["spec"]["parameters"])
+            found += dependencies(dep, str(where), child_values, str(child["metadata"]["name"]), namespace,
+                                  seen | {pkg.version_name, dep.version_name})
+    return found
+
+
+def child_parameters(task: str, dep: Package, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters an Operator task gives its child, resolved against the child's package."""
+    try:
+        return params.resolve(dep, given)
+    except PermanentError as err:
+        raise PermanentError(f"task {task} gives package {dep.name} a bad parameter: {err}") from None
+
+
+def local_folder(source: str) -> Path | None:
+    """The folder a package was read from, None for archives and URLs (their dependencies must be installed)."""
+    path = Path(source)
+    return path if path.is_dir() else None
+
+
+def beside(folder: Path, name: str) -> Path | None:
+    """`name` as a path relative to the package folder, else a sibling folder of that name."""
+    for candidate in (folder / name, folder.parent / name):
+        if name and (candidate / "operator.yaml").is_file():
+            return candidate
+    return None
