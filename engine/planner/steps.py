@@ -139,8 +139,8 @@ def heal_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
     events: list[Event] = []
     for ts in task_scopes(scope, record):
         healed = [(obj, why) for obj in tasks.drift_candidates(ts) if (why := drifted(obj, ts, complete))]
-        if healed:
-            actions.append(Apply(scope.step.name, tuple(obj for obj, _ in healed), ts.task.force))
+        if healed:  # forced: the field was kplan's, and whoever changed it took it over by doing so
+            actions.append(Apply(scope.step.name, tuple(obj for obj, _ in healed), True))
             events += [drift_event(obj, why) for obj, why in healed if why != GONE or complete]
     return StepResult(dict(record), tuple(actions), tuple(events))
 

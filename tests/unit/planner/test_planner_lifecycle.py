@@ -141,6 +141,7 @@ def test_drift_on_a_rendered_field_is_corrected_with_an_event() -> None:
     driver.cluster.objects[cm("a")]["data"]["extra"] = "someone else's field"
     decision = driver.step(1)
     assert applied(decision) == ["ConfigMap/a"]
+    assert decision.actions[0].force  # an edit by another manager took the field over: only force gets it back
     assert [(e.reason, e.message) for e in decision.events] == [
         ("DriftCorrected", "ConfigMap shop/a drifted at data.value; applied it again")
     ]
