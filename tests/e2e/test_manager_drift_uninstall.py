@@ -1,0 +1,65 @@
+"""Drift and uninstall: a field kplan owns, changed by another manager, is applied again and an Event says so;
+deleting the Instance runs the cleanup plan and leaves no kplan-labelled object behind, cluster-scoped included."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.controller import Manager
+
+if TYPE_CHECKING:
+    from conftest import Changes, Kplan
+
+
+def test_a_field_changed_by_another_manager_is_reverted_and_an_event_recorded(kplan: Kplan, manager: Manager) -> None:
+    kplan.install("params", "svc", {"size": 2})
+    kplan.wait_plan("svc", "deploy")
+
+    kplan.kube.patch("v1", "ConfigMap", "svc-config", kplan.namespace, {"data": {"size": "99"}},
+                     field_manager="kubectl-edit")
+
+    kplan.wait(lambda: kplan.kube.get("v1", "ConfigMap", "svc-config", kplan.namespace)["data"]["size"] == "2")
+    events = kplan.wait(lambda: kplan.events("svc-config", "DriftCorrected"))
+    assert events[0]["involvedObject"]["kind"] == "ConfigMap"
+    assert "svc-config" in events[0]["message"]
+    assert kplan.plan("svc", "deploy")["status"] == "COMPLETE"
+
+
+def test_a_deleted_object_is_applied_again(kplan: Kplan, manager: Manager) -> None:
+    kplan.install("params", "svc")
+    kplan.wait_plan("svc", "deploy")
+    first = kplan.kube.get("v1", "ConfigMap", "svc-config", kplan.namespace)
+
+    kplan.kube.delete("v1", "ConfigMap", "svc-config", kplan.namespace)
+
+    again = kplan.wait(lambda: kplan.kube.get("v1", "ConfigMap", "svc-config", kplan.namespace))
+    assert again["metadata"]["uid"] != first["metadata"]["uid"]
+    assert again["data"] == first["data"]
+
+
+def labelled(kplan: Kplan, name: str) -> list[dict[str, object]]:
+    """Every object of the kinds the package uses that carries the Instance's label."""
+    selector = f"kplan.dev/instance={name}"
+    return [
+        *kplan.kube.list("v1", "ConfigMap", kplan.namespace, label_selector=selector),
+        *kplan.kube.list("batch/v1", "Job", kplan.namespace, label_selector=selector),
+        *kplan.kube.list("rbac.authorization.k8s.io/v1", "ClusterRole", label_selector=selector),
+    ]
+
+
+def test_uninstall_runs_cleanup_and_leaves_no_labelled_object(
+    kplan: Kplan, manager: Manager, changes: Changes
+) -> None:
+    kplan.install("uninstall", "gone")
+    kplan.wait_plan("gone", "deploy")
+    role = f"{kplan.namespace}-gone-reader"
+    assert kplan.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", role) is not None
+    assert len(labelled(kplan, "gone")) == 2
+
+    kplan.delete("gone")
+
+    kplan.wait(lambda: kplan.instance("gone") is None)
+    assert changes.completed("gone-cleanup") > changes.first(lambda c: c.kind == "Instance" and c.type == "MODIFIED"
+                                                              and bool(c.obj["metadata"].get("deletionTimestamp")))
+    kplan.wait(lambda: not labelled(kplan, "gone"))
+    assert kplan.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", role) is None
