@@ -112,10 +112,12 @@ class Response:
     body: Any
 
 
-def http_call(cluster: DevCluster, method: str, path: str, *, body: Any = None, query: dict[str, str] | None = None,
-              headers: dict[str, str] | None = None, content_type: str = "application/json") -> Response:
+def http_call(cluster: DevCluster | int, method: str, path: str, *, body: Any = None,
+              query: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+              content_type: str = "application/json") -> Response:
     """One raw HTTP exchange, for what the typed client hides (headers, exact bodies, odd content types)."""
-    conn = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=30)
+    port = cluster if isinstance(cluster, int) else cluster.port
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         payload = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
         sent = {"Content-Type": content_type, **(headers or {})}

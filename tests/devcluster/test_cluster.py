@@ -1,0 +1,115 @@
+"""The in-process API of DevCluster (request, subscribe, kubeconfig, stop) and the `kplan devcluster` command."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.devcluster.cluster import DevCluster
+
+from .helpers import configmap, http_call
+
+
+def test_request_runs_the_full_handler_stack(own_cluster_factory: Callable[..., DevCluster]) -> None:
+    cluster = own_cluster_factory()
+    code, body = cluster.request("POST", "/api/v1/namespaces/default/configmaps", body={"metadata": {"name": "Bad"}})
+    assert code == 422 and body["reason"] == "Invalid"
+    code, body = cluster.request("PATCH", "/api/v1/namespaces/default/configmaps/a",
+                                 query={"fieldManager": "sim"}, body=configmap("a", {"x": "1"}),
+                                 content_type="application/apply-patch+yaml")
+    assert code == 201 and body["metadata"]["managedFields"][0]["manager"] == "sim"
+    assert cluster.request("GET", "/api/v1/namespaces/default/configmaps/a?fieldSelector=x")[0] == 200
+
+
+def test_subscribers_see_every_change_in_commit_order(own_cluster_factory: Callable[..., DevCluster]) -> None:
+    cluster = own_cluster_factory()
+    seen: list[tuple[str, str, str]] = []
+    done = threading.Event()
+
+    def on_event(kind: str, obj: dict[str, Any]) -> None:
+        seen.append((kind, obj["kind"], obj["metadata"]["name"]))
+        if kind == "DELETED":
+            done.set()
+
+    unsubscribe = cluster.subscribe(on_event)
+    cluster.request("POST", "/api/v1/namespaces/default/configmaps", body=configmap("a"))
+    cluster.request("PATCH", "/api/v1/namespaces/default/configmaps/a", body={"data": {"x": "1"}},
+                    content_type="application/merge-patch+json")
+    cluster.request("DELETE", "/api/v1/namespaces/default/configmaps/a")
+    assert done.wait(10)
+    unsubscribe()
+    assert seen == [("ADDED", "ConfigMap", "a"), ("MODIFIED", "ConfigMap", "a"), ("DELETED", "ConfigMap", "a")]
+
+
+def test_unsubscribed_callbacks_are_not_called(own_cluster_factory: Callable[..., DevCluster]) -> None:
+    cluster = own_cluster_factory()
+    seen: list[str] = []
+    unsubscribe = cluster.subscribe(lambda kind, obj: seen.append(obj["metadata"]["name"]))
+    unsubscribe()
+    cluster.request("POST", "/api/v1/namespaces/default/configmaps", body=configmap("late"))
+    marker = threading.Event()
+    stop = cluster.subscribe(lambda kind, obj: marker.set())
+    cluster.request("POST", "/api/v1/namespaces/default/configmaps", body=configmap("marker"))
+    assert marker.wait(10)
+    stop()
+    assert seen == []
+
+
+def test_the_kubeconfig_points_at_the_cluster(own_cluster_factory: Callable[..., DevCluster], tmp_path: Path) -> None:
+    cluster = own_cluster_factory()
+    path = cluster.write_kubeconfig(tmp_path / "nested" / "config", context="mine")
+    document = yaml.safe_load(path.read_text())
+    assert document["current-context"] == "mine"
+    assert document["clusters"][0]["cluster"]["server"] == cluster.url
+    assert cluster.url == f"http://127.0.0.1:{cluster.port}"
+
+
+def test_stop_ends_open_watch_streams(own_cluster_factory: Callable[..., DevCluster]) -> None:
+    import http.client
+    cluster = own_cluster_factory()
+    conn = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=30)
+    conn.request("GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0")
+    resp = conn.getresponse()
+    cluster.stop()
+    try:
+        remainder = resp.read()
+    except (http.client.IncompleteRead, ConnectionError) as e:
+        remainder = getattr(e, "partial", b"")
+    conn.close()
+    assert b"ERROR" not in remainder
+
+
+def test_in_process_watch_is_refused(own_cluster_factory: Callable[..., DevCluster]) -> None:
+    code, body = own_cluster_factory().request("GET", "/api/v1/configmaps", query={"watch": "true"})
+    assert code == 400 and "subscribe" in body["message"]
+
+
+def test_the_cli_serves_until_terminated(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc.yaml"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli.main", "devcluster", "--no-simulate",
+                             "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        second = proc.stdout.readline()
+        assert first.startswith("dev cluster listening on http://127.0.0.1:")
+        assert second.strip() == f"export KUBECONFIG={kubeconfig}"
+        url = first.split()[-1]
+        port = int(url.rsplit(":", 1)[1])
+        assert http_call(port, "GET", "/version").status == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,116 @@
+"""Robustness: unknown paths, malformed bodies and unsupported verbs answer the real server's 4xx Status, never a
+500 or a dropped connection."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import pytest
+
+from engine.devcluster.cluster import DevCluster
+
+from .helpers import configmap
+
+FAILURE = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+
+
+def assert_status(body: dict[str, Any], code: int, reason: str) -> None:
+    assert {k: body[k] for k in FAILURE} == FAILURE
+    assert body["code"] == code and body.get("reason", "") == reason
+
+
+@pytest.mark.parametrize("path", ["/nope", "/api/v1/nothings", "/apis/apps/v1/namespaces/x/widgets",
+                                  "/api/v1/namespaces/default/configmaps/a/nosuchsub", "/api/v9"])
+def test_unknown_paths_are_not_found(http: Any, path: str) -> None:
+    response = http("GET", path)
+    assert response.status == 404
+    assert_status(response.body, 404, "NotFound")
+    assert response.body["message"] == "the server could not find the requested resource"
+
+
+def test_bad_json_is_a_bad_request(http: Any, namespace: str) -> None:
+    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=b"{not json")
+    assert response.status == 400
+    assert_status(response.body, 400, "BadRequest")
+
+
+def test_a_json_array_body_is_a_bad_request(http: Any, namespace: str) -> None:
+    assert http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=[1, 2]).status == 400
+
+
+def test_bad_yaml_in_an_apply_is_a_bad_request(http: Any, namespace: str) -> None:
+    response = http("PATCH", f"/api/v1/namespaces/{namespace}/configmaps/a", body=b"a: [unclosed",
+                    content_type="application/apply-patch+yaml", query={"fieldManager": "m"})
+    assert response.status == 400 and response.body["message"].startswith("error decoding YAML")
+
+
+def test_a_body_of_another_kind_is_a_bad_request(http: Any, namespace: str) -> None:
+    body = {**configmap("a"), "kind": "Secret"}
+    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body)
+    assert response.status == 400
+
+
+def test_a_body_of_another_version_is_a_bad_request(http: Any, namespace: str) -> None:
+    body = {**configmap("a"), "apiVersion": "v2"}
+    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body)
+    assert response.status == 400
+    assert response.body["message"] == ("the API version in the data (v2) does not match the expected API version "
+                                        "(v1)")
+
+
+def test_an_empty_body_is_a_bad_request(http: Any, namespace: str) -> None:
+    assert http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=b"").status == 400
+
+
+def test_post_to_an_object_is_not_allowed(http: Any, namespace: str) -> None:
+    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps/a", body=configmap("a"))
+    assert response.status == 405
+    assert_status(response.body, 405, "MethodNotAllowed")
+
+
+def test_a_protobuf_body_is_an_unsupported_media_type(http: Any, namespace: str) -> None:
+    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=b"k8s\x00\n\x02",
+                    content_type="application/vnd.kubernetes.protobuf")
+    assert response.status == 415
+    assert_status(response.body, 415, "UnsupportedMediaType")
+
+
+def test_bad_label_values_are_invalid(http: Any, namespace: str) -> None:
+    response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                    body=configmap("a", labels={"app": "no spaces allowed"}))
+    assert response.status == 422
+    assert response.body["details"]["causes"][0]["field"] == "metadata.labels"
+
+
+def test_a_wrongly_typed_metadata_field_is_a_bad_request(http: Any, namespace: str) -> None:
+    body = configmap("a")
+    body["metadata"]["labels"] = ["not", "a", "map"]
+    assert http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body).status == 400
+
+
+def test_a_bad_watch_resource_version_is_a_bad_request(http: Any, namespace: str) -> None:
+    response = http("GET", f"/api/v1/namespaces/{namespace}/configmaps",
+                    query={"watch": "true", "resourceVersion": "abc"})
+    assert response.status == 400
+
+
+def test_garbage_http_does_not_kill_the_server(devcluster: DevCluster, http: Any) -> None:
+    with socket.create_connection(("127.0.0.1", devcluster.port), timeout=5) as sock:
+        sock.sendall(b"BOGUS / HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = sock.recv(1024)
+    assert answer.startswith(b"HTTP/1.")
+    assert http("GET", "/version").status == 200
+
+
+def test_keep_alive_serves_many_requests_on_one_connection(devcluster: DevCluster) -> None:
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", devcluster.port, timeout=5)
+    try:
+        for _ in range(20):
+            conn.request("GET", "/api/v1/namespaces/default")
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == 200 and resp.getheader("Content-Type") == "application/json"
+    finally:
+        conn.close()
