@@ -30,9 +30,10 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def global_flags() -> argparse.ArgumentParser:
-    """Flags every command accepts, like kubectl's."""
-    flags = argparse.ArgumentParser(add_help=False)
+def global_flags(default: object = None) -> argparse.ArgumentParser:
+    """Flags every command accepts, like kubectl's. Commands get them with `default=argparse.SUPPRESS`, so
+    that `kplan -n shop install ...` keeps the namespace given before the command."""
+    flags = argparse.ArgumentParser(add_help=False, argument_default=default)
     flags.add_argument("--kubeconfig", help="path to the kubeconfig file")
     flags.add_argument("--context", help="the kubeconfig context to use")
     flags.add_argument("-n", "--namespace", help="namespace of the Instance (default: the context's, else 'default')")
@@ -44,9 +45,9 @@ def global_flags() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parents = [global_flags()]
+    parents = [global_flags(argparse.SUPPRESS)]
     parser = argparse.ArgumentParser(
-        prog="kplan", description="Declarative operators for Kubernetes.", parents=parents
+        prog="kplan", description="Declarative operators for Kubernetes.", parents=[global_flags()]
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     version = sub.add_parser("version", help="print the kplan version", parents=parents)
