@@ -38,7 +38,10 @@ class KeyValueFormatter(logging.Formatter):
 
 def quoted(value: Any) -> str:
     text = str(value)
-    return f'"{text}"' if not text or any(c in text for c in ' "=') else text
+    if text and not any(c in text for c in ' "=\\\n'):
+        return text
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:

@@ -92,7 +92,12 @@ class WorkQueue:
             self._processing.discard(key)
             if key in self._dirty:
                 self._ready.append(key)
-                self._cond.notify()
+            self._cond.notify_all()  # a getter, or someone waiting for the queue to be idle
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until no key is ready or being processed (timers may be pending); False after `timeout` s."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._ready and not self._processing, timeout)
 
     def wake(self) -> None:
         """Wake every blocked `get`, so that callers whose `stop` event is now set return None."""

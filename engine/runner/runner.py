@@ -117,7 +117,7 @@ class Runner:
         return pkg, previous
 
     def _package(self, instance: Json, version: str, *, report: bool) -> Package | None:
-        found = self._caches.get(*OPERATOR_VERSION, version, namespace_of(instance)) if version else None
+        found = self._operator_version(namespace_of(instance), version) if version else None
         if found is None:
             if report:
                 self._warn(instance, "OperatorVersionNotFound", f"OperatorVersion {version!r} not found")
@@ -128,6 +128,11 @@ class Runner:
             if report:
                 self._warn(instance, "PackageInvalid", f"OperatorVersion {version}: {err}")
             return None
+
+    def _operator_version(self, namespace: str, name: str) -> Json | None:
+        """From the cache; a miss asks the server (the OperatorVersion may be newer than the cache)."""
+        cached = self._caches.get(*OPERATOR_VERSION, name, namespace)
+        return cached if cached is not None else self._kube.get(*OPERATOR_VERSION, name, namespace)
 
     # --- reading the Instance --------------------------------------------------------------
 
@@ -156,7 +161,7 @@ class Runner:
 
     def _warn(self, instance: Json, reason: str, message: str) -> None:
         log.warning("instance not reconciled", extra={"instance": key_of(instance), "reason": reason,
-                                                       "message": message})
+                                                       "detail": message})
         try:
             self._kube.event(instance, reason, message, type="Warning")
         except KplanError as err:

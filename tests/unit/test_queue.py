@@ -277,3 +277,17 @@ def test_a_set_stop_event_and_wake_release_a_getter_without_shutting_down(queue:
     assert not queue.shutting_down
     queue.add("ns/a")
     assert take(queue) == "ns/a"
+
+
+def test_wait_idle_returns_once_every_key_was_processed(queue: WorkQueue) -> None:
+    queue.add("ns/a")
+    queue.add("ns/b")
+    assert not queue.wait_idle(0)
+    first, second = take(queue), take(queue)
+    assert not queue.wait_idle(0)  # handed out, not done yet
+    queue.done(first)
+    idle = threading.Thread(target=lambda: queue.done(second))
+
+    idle.start()
+
+    assert queue.wait_idle(DEADLINE)
