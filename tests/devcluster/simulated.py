@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -88,18 +89,35 @@ def cluster_fixture(nodes: tuple[str, ...] = NODES) -> Any:
     return cluster
 
 
+class Failures(logging.Handler):
+    """Collects the errors the simulators log (a failed reconcile is logged, then retried)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
 def sim_fixture() -> Any:
     @pytest.fixture
     def sim(cluster: DevCluster) -> Iterator[Sim]:
+        """A namespace of its own; the test fails if a simulator logged an error meanwhile."""
         name = f"s-{uuid.uuid4().hex[:10]}"
         code, body = cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}})
         assert code == 201, body
         api = make_api_client(cluster)
+        failures = Failures()
+        logger = logging.getLogger("engine.devcluster.simulators")
+        logger.addHandler(failures)
         try:
             yield Sim(cluster, api, name)
         finally:
+            logger.removeHandler(failures)
             api.close()
             cluster.request("DELETE", f"/api/v1/namespaces/{name}")
+        assert [r.getMessage() for r in failures.records] == []
     return sim
 
 

@@ -7,7 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from engine.devcluster.simulators.api import Api, ClusterApi
+from engine.devcluster.simulators.api import (
+    DAEMONSET,
+    DEPLOYMENT,
+    JOB,
+    NODE,
+    POD,
+    PV,
+    PVC,
+    REPLICASET,
+    STATEFULSET,
+    Api,
+    ClusterApi,
+)
+from engine.devcluster.simulators.cache import Cache
 from engine.devcluster.simulators.daemonsets import DaemonSetController
 from engine.devcluster.simulators.deployments import DeploymentController
 from engine.devcluster.simulators.jobs import JobController
@@ -20,13 +33,16 @@ from engine.devcluster.simulators.statefulsets import StatefulSetController
 
 __all__ = ["start"]
 
+WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB)
+
 
 def start(cluster: ClusterApi, nodes: Sequence[str] = ()) -> Callable[[], None]:
     """Register `nodes`, start every simulated controller on the cluster, and return the function that stops them."""
-    api = Api(cluster)
+    cache = Cache(WATCHED)
+    api = Api(cluster, cache)
     node_controller = NodeController(api)
     node_controller.register(nodes)
-    simulation = Simulation(cluster, [
+    simulation = Simulation(cluster, api, cache, [
         node_controller, PodController(api), DeploymentController(api), ReplicaSetController(api),
         StatefulSetController(api), DaemonSetController(api), JobController(api), ClaimController(api),
         VolumeController(api),

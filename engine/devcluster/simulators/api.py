@@ -1,10 +1,13 @@
-"""How the simulators reach the cluster: the in-process request of DevCluster, wrapped in a few typed verbs."""
+"""How the simulators reach the cluster: reads from their cache, writes through the in-process request."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from engine.devcluster.simulators.cache import Cache
 
 JsonDict = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
@@ -79,10 +82,11 @@ def failure(code: int, method: str, path: str, body: JsonDict) -> ApiFailure:
 
 
 class Api:
-    """Typed verbs over `ClusterApi.request`; every write names its field manager."""
+    """Reads from the simulators' cache; writes through `ClusterApi.request`, each naming its field manager."""
 
-    def __init__(self, cluster: ClusterApi) -> None:
+    def __init__(self, cluster: ClusterApi, cache: Cache) -> None:
         self._cluster = cluster
+        self._cache = cache
 
     def _call(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
               content_type: str = "application/json") -> JsonDict:
@@ -92,21 +96,29 @@ class Api:
             raise failure(code, method, path, answer)
         return answer
 
-    def get(self, kind: Kind, namespace: str, name: str) -> JsonDict | None:
-        try:
-            return self._call("GET", kind.path(namespace, name))
-        except Gone:
-            return None
+    def _written(self, kind: Kind, answer: JsonDict) -> JsonDict:
+        self._cache.remember(kind, answer)
+        return answer
 
-    def list(self, kind: Kind, namespace: str = "", *, labels: str = "", fields: str = "") -> list[JsonDict]:
-        query = {k: v for k, v in (("labelSelector", labels), ("fieldSelector", fields)) if v}
-        answer = self._call("GET", kind.collection(namespace), query=query)
+    def get(self, kind: Kind, namespace: str, name: str) -> JsonDict | None:
+        return self._cache.get(kind, namespace, name)
+
+    def objects(self, kind: Kind, namespace: str | None = None) -> list[JsonDict]:
+        return self._cache.objects(kind, namespace)
+
+    def owned_by(self, kind: Kind, owner_uid: str) -> list[JsonDict]:
+        return self._cache.owned_by(kind, owner_uid)
+
+    def fetch_all(self, kind: Kind) -> list[JsonDict]:
+        """Every object of a kind, from the server (to fill the cache at start)."""
+        answer = self._call("GET", kind.collection())
         return [{"apiVersion": kind.api_version, "kind": kind.kind, **item} for item in answer.get("items") or []]
 
     def create(self, kind: Kind, obj: JsonDict, manager: str) -> JsonDict:
         namespace = str((obj.get("metadata") or {}).get("namespace") or "")
         body = {"apiVersion": kind.api_version, "kind": kind.kind, **obj}
-        return self._call("POST", kind.collection(namespace), query={"fieldManager": manager}, body=body)
+        return self._written(kind, self._call("POST", kind.collection(namespace), query={"fieldManager": manager},
+                                              body=body))
 
     def write_status(self, kind: Kind, obj: JsonDict, status: JsonDict, manager: str,
                      annotations: Mapping[str, str] | None = None) -> JsonDict:
@@ -119,13 +131,13 @@ class Api:
             metadata["annotations"] = merged
         body = {**obj, "metadata": metadata, "status": status}
         path = kind.path(str(metadata.get("namespace") or ""), str(metadata["name"]), "status")
-        return self._call("PUT", path, query={"fieldManager": manager}, body=body)
+        return self._written(kind, self._call("PUT", path, query={"fieldManager": manager}, body=body))
 
     def patch(self, kind: Kind, namespace: str, name: str, patch: JsonDict, manager: str,
               subresource: str = "") -> JsonDict:
         """A JSON merge patch; put metadata.resourceVersion in it to make it conditional."""
-        return self._call("PATCH", kind.path(namespace, name, subresource), query={"fieldManager": manager},
-                          body=patch, content_type=MERGE_PATCH)
+        return self._written(kind, self._call("PATCH", kind.path(namespace, name, subresource),
+                                              query={"fieldManager": manager}, body=patch, content_type=MERGE_PATCH))
 
     def remove_finalizer(self, kind: Kind, obj: JsonDict, finalizer: str, manager: str) -> JsonDict:
         """Drop one finalizer (if present), conditional on the object's resourceVersion."""

@@ -34,7 +34,7 @@ class DaemonSetController:
             yield "", EVERYTHING
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [ref_of(d) for d in self._api.list(DAEMONSET)] if marker == EVERYTHING else []
+        return [ref_of(d) for d in self._api.objects(DAEMONSET)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         ds = self._api.get(DAEMONSET, namespace, name)
@@ -44,7 +44,7 @@ class DaemonSetController:
         if ds["metadata"].get("deletionTimestamp"):
             return None
         pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
-        desired = len(placement.fitting(pod_spec, self._api.list(NODE), daemon=True))
+        desired = len(placement.fitting(pod_spec, self._api.objects(NODE), daemon=True))
         token = (ds["metadata"].get("uid"), generation_of(ds), desired)
         remaining = self._clock.remaining((namespace, name), token, steering.duration_of(ds))
         if steering.fails(ds) or remaining > 0:

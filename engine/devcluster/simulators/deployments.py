@@ -17,7 +17,6 @@ from engine.devcluster.simulators.workloads import (
     omit_zero,
     owner_reference,
     ref_of,
-    selector_text,
     template_hash,
 )
 
@@ -146,7 +145,7 @@ class DeploymentController:
                 yield ref_of(obj)[0], owner
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [ref_of(d) for d in self._api.list(DEPLOYMENT)] if marker == EVERYTHING else []
+        return [ref_of(d) for d in self._api.objects(DEPLOYMENT)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         deployment = self._api.get(DEPLOYMENT, namespace, name)
@@ -156,8 +155,7 @@ class DeploymentController:
         if deployment["metadata"].get("deletionTimestamp"):
             return None
         spec, uid = deployment.get("spec") or {}, str(deployment["metadata"]["uid"])
-        owned = [rs for rs in self._api.list(REPLICASET, namespace, labels=selector_text(spec))
-                 if controlled_by(rs, uid)]
+        owned = [rs for rs in self._api.owned_by(REPLICASET, uid) if controlled_by(rs, uid)]
         pod_hash = template_hash(spec.get("template") or {})
         new = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == pod_hash), None)
         olds = [rs for rs in owned if rs is not new]

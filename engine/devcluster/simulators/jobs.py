@@ -168,16 +168,17 @@ class JobController:
                 yield ref_of(obj)[0], owner
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [ref_of(j) for j in self._api.list(JOB)] if marker == EVERYTHING else []
+        return [ref_of(j) for j in self._api.objects(JOB)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         job = self._api.get(JOB, namespace, name)
         if job is None:
             self._clock.forget((namespace, name))
-            self._release(self._api.list(POD, namespace, labels=f"{JOB_NAME}={name}"), everything=True)
+            orphans = [p for p in self._api.objects(POD, namespace) if controller_of(p, JOB) == name]
+            self._release(orphans, everything=True)
             return None
         uid = str(job["metadata"]["uid"])
-        pods = [p for p in self._api.list(POD, namespace, labels=f"{CONTROLLER_UID}={uid}") if controlled_by(p, uid)]
+        pods = [p for p in self._api.owned_by(POD, uid) if controlled_by(p, uid)]
         if job["metadata"].get("deletionTimestamp") or is_finished(job):
             self._release(pods, everything=True)
             return None

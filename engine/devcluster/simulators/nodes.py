@@ -80,7 +80,7 @@ class NodeController:
             yield "", str(obj["metadata"]["name"])
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [("", str(n["metadata"]["name"])) for n in self._api.list(NODE)] if marker == EVERYTHING else []
+        return [("", str(n["metadata"]["name"])) for n in self._api.objects(NODE)] if marker == EVERYTHING else []
 
     def address(self, name: str) -> str:
         if name not in self._addresses:

@@ -53,8 +53,8 @@ class PodController:
 
     def expand(self, marker: str) -> Iterable[Ref]:
         if marker == PENDING:
-            return [ref_of(p) for p in self._api.list(POD, fields="status.phase=Pending")]
-        return [ref_of(p) for p in self._api.list(POD)] if marker == EVERYTHING else []
+            return [ref_of(p) for p in self._api.objects(POD) if (p.get("status") or {}).get("phase") == "Pending"]
+        return [ref_of(p) for p in self._api.objects(POD)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         pod = self._api.get(POD, namespace, name)
@@ -81,7 +81,7 @@ class PodController:
         return None
 
     def _schedule(self, pod: JsonDict) -> float | None:
-        nodes = self._api.list(NODE)
+        nodes = self._api.objects(NODE)
         spec = pod.get("spec") or {}
         namespace, name = ref_of(pod)
         node = placement.choose(spec, nodes, name)

@@ -73,7 +73,7 @@ class ClaimController:
             yield from ((namespace, claim) for claim in claims_of(obj))
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [ref_of(c) for c in self._api.list(PVC)] if marker == EVERYTHING else []
+        return [ref_of(c) for c in self._api.objects(PVC)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         claim = self._api.get(PVC, namespace, name)
@@ -114,7 +114,7 @@ class ClaimController:
         meta = claim["metadata"]
         if PROTECTION not in (meta.get("finalizers") or []):
             return
-        if not in_use(claim, self._api.list(POD, str(meta.get("namespace") or ""))):
+        if not in_use(claim, self._api.objects(POD, str(meta.get("namespace") or ""))):
             self._api.remove_finalizer(PVC, claim, PROTECTION, MANAGER)
 
 
@@ -133,7 +133,7 @@ class VolumeController:
             yield "", volume_name(obj)
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [ref_of(v) for v in self._api.list(PV)] if marker == EVERYTHING else []
+        return [ref_of(v) for v in self._api.objects(PV)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         volume = self._api.get(PV, "", name)

@@ -28,7 +28,7 @@ class ReplicaSetController:
             yield ref_of(obj)
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [ref_of(rs) for rs in self._api.list(REPLICASET)] if marker == EVERYTHING else []
+        return [ref_of(rs) for rs in self._api.objects(REPLICASET)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         rs = self._api.get(REPLICASET, namespace, name)

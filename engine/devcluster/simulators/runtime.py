@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol
 
-from engine.devcluster.simulators.api import ApiFailure, ClusterApi, Conflict, Gone
+from engine.devcluster.simulators.api import Api, ApiFailure, ClusterApi, Conflict, Gone
+from engine.devcluster.simulators.cache import Cache
 from engine.devcluster.simulators.timers import Timers
 from engine.devcluster.simulators.workqueue import Key, WorkQueue
 
@@ -62,8 +63,10 @@ class Stopwatch:
 class Simulation:
     """Subscribes to the cluster, queues keys, and reconciles them on one worker thread until stopped."""
 
-    def __init__(self, cluster: ClusterApi, controllers: Sequence[Controller]) -> None:
+    def __init__(self, cluster: ClusterApi, api: Api, cache: Cache, controllers: Sequence[Controller]) -> None:
         self._cluster = cluster
+        self._api = api
+        self._cache = cache
         self._controllers = {c.name: c for c in controllers}
         self.timers = Timers()
         self.queue = WorkQueue(self.timers)
@@ -72,6 +75,8 @@ class Simulation:
 
     def start(self) -> None:
         self._unsubscribe = self._cluster.subscribe(self.on_event)
+        for kind in self._cache.kinds:
+            self._cache.fill(kind, self._api.fetch_all(kind))
         self.timers.start()
         self._worker.start()
         for name in self._controllers:
@@ -87,7 +92,8 @@ class Simulation:
             self._worker.join(STOP_WAIT)
 
     def on_event(self, event: str, obj: JsonDict) -> None:
-        """The cluster's subscriber callback: only queues keys, never calls the cluster."""
+        """The cluster's subscriber callback: updates the cache and queues keys, never calls the cluster."""
+        self._cache.observe(event, obj)
         for controller in self._controllers.values():
             for namespace, name in controller.refs_for(event, obj):
                 self.queue.add(Key(controller.name, namespace, name))

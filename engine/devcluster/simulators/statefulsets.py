@@ -70,7 +70,7 @@ class StatefulSetController:
             yield ref_of(obj)
 
     def expand(self, marker: str) -> Iterable[Ref]:
-        return [ref_of(s) for s in self._api.list(STATEFULSET)] if marker == EVERYTHING else []
+        return [ref_of(s) for s in self._api.objects(STATEFULSET)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         sts = self._api.get(STATEFULSET, namespace, name)

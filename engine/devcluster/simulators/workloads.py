@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from engine.devcluster.selectors import format_label_selector
 from engine.devcluster.simulators.api import Kind
 
 JsonDict = dict[str, Any]
@@ -45,11 +44,6 @@ def controller_of(obj: JsonDict, kind: Kind) -> str | None:
 def controlled_by(obj: JsonDict, owner_uid: str) -> bool:
     return any(r.get("controller") and r.get("uid") == owner_uid
                for r in (obj.get("metadata") or {}).get("ownerReferences") or [])
-
-
-def selector_text(spec: Mapping[str, Any]) -> str:
-    """spec.selector as a labelSelector query string."""
-    return format_label_selector(spec.get("selector") or {})
 
 
 def desired_replicas(obj: JsonDict) -> int:
