@@ -1,0 +1,207 @@
+"""Plan execution by the manager against the simulating dev cluster; prints one JSON object.
+
+Two packages of 50 steps, each step a ConfigMap and a Job that the simulator completes at once (0 s):
+`chain` (serial steps) and `parallel` (one parallel phase). For each: wall time from creating the Instance
+to its deploy plan being COMPLETE; the sum of the manager's API round trips in that time (one Instance:
+every pass of its key is sequential, so all of them are on the critical path); the time the simulator took
+to run the Jobs on the critical path; engine overhead per step = (wall - round trips - simulated durations)
+/ steps (declared durations are 0 s, so the simulator's own latency is in it; `overhead_excluding_simulator`
+takes it out too); and the manager's API requests by verb per applied object. The manager's caches of
+ConfigMaps and Jobs are filled before the clock starts, as they would be in a running manager.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from engine import crds
+from engine.controller import Manager, ManagerSettings
+from engine.devcluster.cluster import DevCluster
+from engine.kube import Kube, connect
+from engine.kube.transport import Transport
+
+STEPS = 50
+WAIT = 300.0  # seconds a plan may take before the benchmark gives up
+INSTANCE = ("kplan.dev/v1alpha1", "Instance")
+CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+
+STEP_TEMPLATE = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ Name }}-s%(i)d
+data:
+  step: "%(i)d"
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ Name }}-s%(i)d
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations:
+        devcluster.kplan.dev/duration: "0s"
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: busybox:1.36
+          command: ["true"]
+"""
+
+
+def package_files(name: str, strategy: str) -> dict[str, str]:
+    tasks = "".join(f"\n  - {{name: s{i}, kind: Apply, spec: {{resources: [s{i}.yaml]}}}}" for i in range(STEPS))
+    steps = "".join(f"\n          - {{name: s{i}, tasks: [s{i}]}}" for i in range(STEPS))
+    operator = (f"apiVersion: kplan.dev/v1alpha1\nname: {name}\noperatorVersion: 0.1.0\ntasks:{tasks}\n"
+                f"plans:\n  deploy:\n    phases:\n      - name: main\n        strategy: {strategy}\n"
+                f"        steps:{steps}\n")
+    files = {"operator.yaml": operator, "params.yaml": "apiVersion: kplan.dev/v1alpha1\nparameters: []\n"}
+    files.update({f"templates/s{i}.yaml": STEP_TEMPLATE % {"i": i} for i in range(STEPS)})
+    return files
+
+
+class TimedTransport(Transport):
+    """A Transport that adds up how long its request/answer round trips took (watch streams excluded)."""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport.api_client)
+        self.seconds = 0.0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return super().request(method, path, **kwargs)
+        finally:
+            with self._lock:
+                self.seconds += time.perf_counter() - start
+                self.calls += 1
+
+
+class JobClock:
+    """When each Job of a namespace was created and completed, on this process's clock."""
+
+    def __init__(self, cluster: DevCluster, namespace: str) -> None:
+        self.created: dict[str, float] = {}
+        self.completed: dict[str, float] = {}
+        self._namespace = namespace
+        self.stop = cluster.subscribe(self._record)
+
+    def _record(self, change: str, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") != "Job" or meta.get("namespace") != self._namespace:
+            return
+        now = time.perf_counter()
+        self.created.setdefault(meta["name"], now)
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions):
+            self.completed.setdefault(meta["name"], now)
+
+    def latencies(self) -> list[float]:
+        return [self.completed[n] - self.created[n] for n in self.created if n in self.completed]
+
+
+def complete(instance: Mapping[str, Any] | None) -> bool:
+    plans = ((instance or {}).get("status") or {}).get("plans") or {}
+    return (plans.get("deploy") or {}).get("status") == "COMPLETE"
+
+
+@contextmanager
+def manager_for(kubeconfig: Path, namespace: str) -> Iterator[tuple[Manager, Kube, TimedTransport]]:
+    with connect(str(kubeconfig)) as kube:
+        timed = TimedTransport(kube.transport)
+        kube.transport = timed
+        manager = Manager(kube, ManagerSettings(workers=2, metrics_address=None, leader_elect=False,
+                                                watch_namespace=namespace))
+        stop = threading.Event()
+        thread = threading.Thread(target=manager.run, args=(stop,), daemon=True)
+        thread.start()
+        try:
+            yield manager, kube, timed
+        finally:
+            stop.set()
+            thread.join()
+
+
+def wait_ready(manager: Manager) -> None:
+    synced = threading.Event()
+    while not manager.ready():
+        synced.wait(0.01)
+
+
+def scenario(cluster: DevCluster, observer: Kube, kubeconfig: Path, strategy: str) -> dict[str, Any]:
+    namespace = f"bench-{strategy}-{uuid.uuid4().hex[:6]}"
+    observer.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    files = package_files(f"bench-{strategy}", strategy)
+    observer.create({"apiVersion": "kplan.dev/v1alpha1", "kind": "OperatorVersion",
+                     "metadata": {"name": f"bench-{strategy}-0.1.0", "namespace": namespace},
+                     "spec": {"operator": {"name": f"bench-{strategy}"}, "version": "0.1.0", "files": files}})
+    jobs = JobClock(cluster, namespace)
+    with manager_for(kubeconfig, namespace) as (manager, kube, timed):
+        wait_ready(manager)
+        manager.caches.ensure("v1", "ConfigMap")
+        manager.caches.ensure("batch/v1", "Job")
+        before, seconds_before, calls_before = Counter(kube.requests), timed.seconds, timed.calls
+        start = time.perf_counter()
+        observer.create({"apiVersion": INSTANCE[0], "kind": INSTANCE[1],
+                         "metadata": {"name": "b", "namespace": namespace},
+                         "spec": {"operatorVersion": {"name": f"bench-{strategy}-0.1.0"}}})
+        observer.wait_for(*INSTANCE, "b", namespace, complete, WAIT, condition="deploy COMPLETE")
+        wall = time.perf_counter() - start
+        round_trips, calls = timed.seconds - seconds_before, timed.calls - calls_before
+        requests = Counter(kube.requests)
+        requests.subtract(before)
+    jobs.stop()
+    latencies = jobs.latencies()
+    simulator = sum(latencies) if strategy == "serial" else max(latencies)
+    objects = 2 * STEPS
+    return {
+        "steps": STEPS,
+        "applied_objects": objects,
+        "wall_seconds": round(wall, 3),
+        "api_round_trips": calls,
+        "api_round_trip_seconds": round(round_trips, 3),
+        "simulated_duration_seconds": 0.0,
+        "simulator_latency_seconds_on_critical_path": round(simulator, 3),
+        "engine_overhead_per_step_ms": round((wall - round_trips) / STEPS * 1000, 2),
+        "engine_overhead_per_step_excluding_simulator_ms": round((wall - round_trips - simulator) / STEPS * 1000, 2),
+        "api_requests_per_applied_object": {
+            verb: round(count / objects, 3) for verb, count in sorted(requests.items()) if count > 0
+        },
+        "reconciles": manager.metrics.reconciles,
+    }
+
+
+def main() -> None:
+    with DevCluster(simulate=True, nodes=("node-1",)) as cluster, tempfile.TemporaryDirectory() as folder:
+        kubeconfig = cluster.write_kubeconfig(Path(folder) / "config")
+        with connect(str(kubeconfig)) as observer:
+            for definition in crds.load():
+                observer.apply(definition)
+                observer.wait_for(*CRD, definition["metadata"]["name"], None,
+                                  lambda crd: crd is not None and bool((crd.get("status") or {}).get("conditions")),
+                                  WAIT)
+            figures = {
+                "benchmark": "plan",
+                "python": platform.python_version(),
+                "chain_of_50": scenario(cluster, observer, kubeconfig, "serial"),
+                "parallel_50": scenario(cluster, observer, kubeconfig, "parallel"),
+            }
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
