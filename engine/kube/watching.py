@@ -85,11 +85,13 @@ class Watch(Iterator[Event]):
         seconds = SERVER_TIMEOUT if remaining is None else max(1, math.ceil(remaining))
         stream = self._transport.open_stream(
             self._resource.path(self._namespace), action="watch", what=self._what(),
-            query=self._stream_query(seconds), read_timeout=seconds + READ_GRACE,
+            query=self._stream_query(seconds), read_timeout=seconds + READ_GRACE if remaining is None else remaining,
         )
-        self._stream = stream
+        self._stream = stream  # stop() interrupts it from now on; a stop() just before is seen below
         received = False
         try:
+            if self._stopped.is_set():
+                return received
             for event in stream.lines():
                 if self._stopped.is_set():
                     break

@@ -1,0 +1,127 @@
+"""Caches: informers per kind that list before returning, follow changes, notify handlers, and survive cuts and 410."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from engine.devcluster.cluster import DevCluster
+from engine.devcluster.faults import FaultProfile, WatchCut
+from engine.kube import Caches, Kube
+
+from .helpers import Changes, configmap, eventually, named
+
+
+@pytest.fixture
+def caches(kube: Kube) -> Iterator[Caches]:
+    caches = Caches(kube)
+    yield caches
+    caches.stop()
+
+
+@pytest.fixture
+def own_caches(own_kube: Kube) -> Iterator[Caches]:
+    caches = Caches(own_kube)
+    yield caches
+    caches.stop()
+
+
+def test_ensure_returns_with_the_initial_list_in(kube: Kube, namespace: str, caches: Caches) -> None:
+    kube.create(configmap("settings", namespace, {"a": "1"}))
+
+    caches.ensure("v1", "ConfigMap")
+
+    cached = caches.get("v1", "ConfigMap", "settings", namespace)
+    assert cached is not None and cached["data"] == {"a": "1"}
+
+
+def test_reads_come_from_the_cache_not_the_server(kube: Kube, namespace: str, caches: Caches) -> None:
+    kube.create(configmap("settings", namespace))
+    caches.ensure("v1", "ConfigMap")
+    before = dict(kube.requests)
+
+    for _ in range(10):
+        caches.get("v1", "ConfigMap", "settings", namespace)
+        caches.list("v1", "ConfigMap", namespace)
+
+    assert (kube.requests["get"], kube.requests["list"]) == (before.get("get", 0), before.get("list", 0))
+
+
+def test_a_kind_is_cached_on_its_first_read(kube: Kube, namespace: str, caches: Caches) -> None:
+    kube.create(configmap("settings", namespace))
+
+    assert [o["metadata"]["name"] for o in caches.list("v1", "ConfigMap", namespace)] == ["settings"]
+    assert caches.get("v1", "ConfigMap", "absent", namespace) is None
+
+
+def test_handlers_see_added_modified_and_deleted(kube: Kube, namespace: str, caches: Caches) -> None:
+    changes = Changes()
+    caches.add_handler(changes)
+    caches.ensure("v1", "ConfigMap")
+
+    kube.create(configmap("settings", namespace, {"a": "1"}))
+    changes.expect(named("ADDED", "settings"))
+    kube.patch("v1", "ConfigMap", "settings", namespace, {"data": {"a": "2"}})
+    changes.expect(named("MODIFIED", "settings", a="2"))
+    assert caches.get("v1", "ConfigMap", "settings", namespace)["data"] == {"a": "2"}
+    kube.delete("v1", "ConfigMap", "settings", namespace)
+    changes.expect(named("DELETED", "settings"))
+
+    assert caches.get("v1", "ConfigMap", "settings", namespace) is None
+
+
+def test_handlers_get_copies(kube: Kube, namespace: str, caches: Caches) -> None:
+    caches.add_handler(lambda change, obj: obj["metadata"].update(name="mutated"))
+    changes = Changes()
+    caches.add_handler(changes)
+    caches.ensure("v1", "ConfigMap")
+
+    kube.create(configmap("settings", namespace))
+    changes.expect(named("ADDED", "settings"))
+
+    assert caches.get("v1", "ConfigMap", "settings", namespace)["metadata"]["name"] == "settings"
+
+
+def test_a_label_selected_cache_holds_only_matching_objects(kube: Kube, namespace: str, caches: Caches) -> None:
+    kube.create(configmap("mine", namespace, owner="kplan"))
+    kube.create(configmap("other", namespace))
+
+    caches.ensure("v1", "ConfigMap", label_selector="owner=kplan")
+
+    assert [o["metadata"]["name"] for o in caches.list("v1", "ConfigMap", namespace)] == ["mine"]
+    with pytest.raises(ValueError, match="already cached with label selector 'owner=kplan'"):
+        caches.ensure("v1", "ConfigMap", label_selector="owner=other")
+
+
+@pytest.mark.parametrize("cut", [WatchCut.CLOSE, WatchCut.END])
+def test_the_cache_follows_changes_across_watch_cuts(
+    own_cluster: DevCluster, own_kube: Kube, own_caches: Caches, cut: WatchCut
+) -> None:
+    changes = Changes()
+    own_caches.add_handler(changes)
+    own_cluster.faults = FaultProfile(watch_max_events=1, watch_cut=cut)
+    own_caches.ensure("v1", "ConfigMap")
+
+    for n in range(4):
+        own_kube.apply(configmap("settings", "default", {"n": str(n)}))
+        changes.expect(named("ADDED" if n == 0 else "MODIFIED", "settings", n=str(n)))
+
+    assert own_caches.get("v1", "ConfigMap", "settings", "default")["data"] == {"n": "3"}
+    assert own_kube.requests["watch"] >= 4
+    assert own_kube.requests["list"] == 1
+
+
+def test_the_cache_lists_again_after_410_expired(own_cluster: DevCluster, own_kube: Kube, own_caches: Caches) -> None:
+    changes = Changes()
+    own_caches.add_handler(changes)
+    own_kube.apply(configmap("before", "default"))
+    own_cluster.faults = FaultProfile(expire_next_watch=True)
+
+    own_caches.ensure("v1", "ConfigMap")
+    eventually(lambda: own_kube.requests["list"] == 2)
+    own_kube.apply(configmap("after", "default"))
+
+    changes.expect(named("ADDED", "after"))
+    names = {o["metadata"]["name"] for o in own_caches.list("v1", "ConfigMap", "default")}
+    assert {"before", "after"} <= names
