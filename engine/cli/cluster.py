@@ -8,7 +8,7 @@ from typing import Any
 
 from engine import crds
 from engine.errors import KplanError, PackageInvalid, PermanentError
-from engine.kube import Kube, NotFound, connect
+from engine.kube import Kube, connect
 from engine.model import Package
 from engine.package import loader
 
@@ -21,7 +21,6 @@ __all__ = [
     "crds_installed",
     "install_crds",
     "instance_of",
-    "namespace_of",
     "package_of",
     "version_name_of",
 ]
@@ -41,15 +40,11 @@ def connect_from(args: argparse.Namespace) -> Kube:
     return connect(args.kubeconfig, args.context, namespace=args.namespace)
 
 
-def namespace_of(kube: Kube) -> str:
-    return kube.namespace
-
-
 def crds_installed(kube: Kube) -> bool:
     """True when the server serves Instances (kplan's CRDs are installed and established)."""
     try:
         kube.resource(*INSTANCE)
-    except NotFound:
+    except PermanentError:  # discovery's answer when the kind is not served
         return False
     return True
 

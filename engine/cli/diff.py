@@ -108,7 +108,7 @@ def compare(kube: Kube, applied: Applied) -> str:
     try:
         after = kube.apply(applied.obj, force=applied.force, dry_run=True)
     except FieldConflict as conflict:
-        notes.append(f"conflict: {ref}: {conflict}; kplan applies it only with force\n")
+        notes.append(f"conflict: {conflict}; kplan applies it only with force\n")
         after = kube.apply(applied.obj, force=True, dry_run=True)
     before, shown = diffing.masked(diffing.stripped(live), diffing.stripped(after))
     text = diffing.unified(before, shown, object_name(ref))

@@ -74,9 +74,12 @@ MISSING: Any = object()
 
 
 def drifted(rendered: Mapping[str, Any], live: Mapping[str, Any]) -> list[Drift]:
-    """Every field of the rendered object (as kplan applies it) that the live object lacks or holds differently."""
+    """Every field of the rendered object (as kplan applies it) that the live object lacks or holds differently.
+
+    A Secret's `stringData` counts as the `data` it stands for, on both sides.
+    """
     found: list[Drift] = []
-    walk(comparable(rendered), live, "", found)
+    walk(comparable(rendered), comparable(live) if is_secret(live) else live, "", found)
     return found
 
 

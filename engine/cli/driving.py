@@ -15,7 +15,7 @@ from typing import Any
 from engine import render
 from engine.cli.cluster import INSTANCE
 from engine.cli.following import Target, outcome
-from engine.errors import Timeout, TransientError
+from engine.errors import PermanentError, Timeout, TransientError
 from engine.kube import Caches, Kube
 from engine.runner import CLI, DRIVER_ANNOTATION, RunEvent, Runner
 from engine.runner.acting import INSTANCE_NAMESPACE
@@ -42,6 +42,21 @@ class Driver:
 
     def drive(self, target: Target, timeout: float) -> tuple[Json, str]:
         """Reconcile until the target run ended: (the Instance, COMPLETE or FATAL_ERROR); Timeout after `timeout`."""
+        found: list[str] = []
+
+        def ended(instance: Json | None) -> bool:
+            if instance is None:
+                raise PermanentError(f"instance {self.name!r} was deleted while its plan ran")
+            state = outcome(instance, target)
+            found.extend([state] if state else [])
+            return state is not None
+
+        instance = self.drive_until(ended, timeout, f"the plan of instance {self.name!r} did not end")
+        assert instance is not None
+        return instance, found[-1]
+
+    def drive_until(self, done: Callable[[Json | None], bool], timeout: float, what: str) -> Json | None:
+        """Reconcile until `done(instance)` holds (None: the Instance is gone); Timeout naming `what` if not."""
         clock = self._kube.clock
         deadline = clock.monotonic() + timeout
         retry = RETRY_START
@@ -56,14 +71,11 @@ class Driver:
                     log.warning("pass failed, retrying: %s", err)
                     delay, retry = retry, min(retry * 2, RETRY_MAX)
                 instance = self._caches.get(*INSTANCE, self.name, self.namespace)
-                if instance is None:
-                    raise Timeout(f"instance {self.name!r} disappeared while its plan ran")
-                state = outcome(instance, target)
-                if state is not None:
-                    return instance, state
+                if done(instance):
+                    return instance
                 remaining = deadline - clock.monotonic()
                 if remaining <= 0:
-                    raise Timeout(f"the plan of instance {self.name!r} did not end within {timeout:g}s")
+                    raise Timeout(f"{what} within {timeout:g}s")
                 clock.wait(self._wake, min(delay, remaining) if delay is not None else remaining)
         finally:
             self._caches.stop()

@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     kube = connect_from(args)
     require_crds(kube)
     found = kube.list(*INSTANCE, None if args.all_namespaces else kube.namespace)
-    instances = [without_secrets(instance, package_for(kube, instance)) for instance in found]
+    packages: dict[str, Package | None] = {}
+    instances = [without_secrets(instance, package_for(kube, instance, packages)) for instance in found]
     now = datetime.now(UTC)
     headers = (("namespace",) if args.all_namespaces else ()) + COLUMNS
     rows = [row(instance, now, args.all_namespaces) for instance in instances]
@@ -45,15 +46,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def package_for(kube: Kube, instance: Mapping[str, Any]) -> Package | None:
-    return try_package_of(kube, instance)
+def package_for(kube: Kube, instance: Mapping[str, Any], known: dict[str, Package | None]) -> Package | None:
+    """The Instance's package, read once per OperatorVersion."""
+    meta = instance.get("metadata") or {}
+    version = f"{meta.get('namespace')}/{((instance.get('spec') or {}).get('operatorVersion') or {}).get('name')}"
+    if version not in known:
+        known[version] = try_package_of(kube, instance)
+    return known[version]
 
 
 def without_secrets(instance: Json, pkg: Package | None) -> Json:
-    """The Instance with secret parameter values redacted (every value, when its package cannot be read)."""
+    """The Instance with secret parameter values redacted (every value, when its package cannot be read),
+    and without managedFields, as kubectl shows objects."""
     given = (instance.get("spec") or {}).get("parameters") or {}
     shown = params.redact(pkg, given) if pkg is not None else {k: params.REDACTED for k in given}
-    return {**instance, "spec": {**(instance.get("spec") or {}), "parameters": shown}}
+    meta = {k: v for k, v in (instance.get("metadata") or {}).items() if k != "managedFields"}
+    return {**instance, "metadata": meta, "spec": {**(instance.get("spec") or {}), "parameters": shown}}
 
 
 def row(instance: Mapping[str, Any], now: datetime, with_namespace: bool) -> list[Any]:

@@ -7,8 +7,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.cli import changes, flags
+from engine.cli import changes, flags, progress
 from engine.cli.cluster import INSTANCE, connect_from, instance_of, package_of, version_name_of
+from engine.cli.driving import Driver
 from engine.cli.following import Target, ended_with, follow, follow_deletion, target_after
 from engine.cli.install import parameter_text, print_tree
 from engine.cli.preflight import check_renders, given_values, prepare, secrets_hidden
@@ -143,13 +144,19 @@ def rollback_plan(pkg: Package, version_changed: bool, current: Mapping[str, Any
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
+    """Delete the Instance; one that `kplan run` drives is driven here through its cleanup, as no manager will."""
     kube = connect_from(args)
     instance = instance_of(kube, args.instance)
     kube.delete(*INSTANCE, args.instance, kube.namespace)
     print(f'instance.kplan.dev "{args.instance}" deleted')
-    if args.wait:
+    if driven_by_cli(instance):
+        driver = Driver(kube, kube.namespace, args.instance, lambda event: print(progress.event_line(event)))
+        driver.drive_until(lambda obj: obj is None, args.timeout, f"instance {args.instance!r} was not gone")
+    elif args.wait:
         follow_deletion(kube, instance, args.timeout, sys.stdout)
-        print(f'instance.kplan.dev "{args.instance}" is gone')
+    else:
+        return 0
+    print(f'instance.kplan.dev "{args.instance}" is gone')
     return 0
 
 
@@ -160,10 +167,13 @@ def spec_parameters(instance: Mapping[str, Any]) -> Json:
     return dict((instance.get("spec") or {}).get("parameters") or {})
 
 
+def driven_by_cli(instance: Mapping[str, Any]) -> bool:
+    return ((instance.get("metadata") or {}).get("annotations") or {}).get(DRIVER_ANNOTATION) == CLI
+
+
 def driven_here(instance: Mapping[str, Any], wait: bool) -> None:
     """Refuse to wait on an Instance that only `kplan run` drives: no manager would ever run its plan."""
-    annotations = (instance.get("metadata") or {}).get("annotations") or {}
-    if wait and annotations.get(DRIVER_ANNOTATION) == CLI:
+    if wait and driven_by_cli(instance):
         name = (instance.get("metadata") or {}).get("name")
         raise PermanentError(f"instance {name!r} is driven by `kplan run`, not by a manager, so --wait would never "
                              "end; change it with `kplan run PKG --instance NAME` instead")

@@ -70,7 +70,7 @@ def deployment(image: str, namespace: str) -> Json:
     container = {
         "name": "manager",
         "image": image,
-        "args": ["manager", f"--probe-address=:{PROBE_PORT}"],
+        "args": ["manager", f"--metrics-addr=0.0.0.0:{PROBE_PORT}"],
         "ports": [{"name": "probes", "containerPort": PROBE_PORT}],
         "livenessProbe": probe,
         "readinessProbe": {**probe, "httpGet": {"path": "/readyz", "port": "probes"}},

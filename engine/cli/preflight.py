@@ -53,12 +53,11 @@ def check_renders(pkg: Package, instance: str, namespace: str, values: Mapping[s
 
 
 def prepare(source: str, parameter_file: str | None, assignments: Sequence[str], instance: str | None,
-            namespace: str, base: Mapping[str, Any] | None = None) -> Prepared:
-    """Load and verify the package, type and validate the values, render every plan, find dependencies.
-
-    `base`: values the Instance has already (an upgrade keeps those the new package still declares).
+            namespace: str, base: Mapping[str, Any] | None = None, pkg: Package | None = None) -> Prepared:
+    """Load and verify the package (unless given), type and validate the values, render every plan, find
+    dependencies. `base`: values the Instance has already (a change keeps those the package still declares).
     """
-    pkg = load_package(source)
+    pkg = pkg or load_package(source)
     name = instance or pkg.name
     check_name(name)
     with secrets_hidden(pkg, assignments, base):

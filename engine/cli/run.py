@@ -21,6 +21,7 @@ from engine.cli.install import parameter_text, print_tree, record_instance
 from engine.cli.instances import patch_spec, spec_parameters
 from engine.cli.preflight import Prepared, prepare
 from engine.cli.records import check_versions, packages_to_record, record_packages
+from engine.cli.sources import load_package
 from engine.errors import PermanentError
 from engine.kube import Kube
 from engine.planner.triggers import upgrade_plan
@@ -44,9 +45,10 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 
 def run(args: argparse.Namespace) -> int:
     kube = connect_from(args)
-    prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace,
-                       base=existing_parameters(kube, args.instance or None))
-    name = args.instance or prepared.pkg.name
+    pkg = load_package(args.package)
+    name = args.instance or pkg.name
+    prepared = prepare(args.package, args.parameter_file, args.parameter, name, kube.namespace,
+                       base=existing_parameters(kube, name), pkg=pkg)
     if not crds_installed(kube):
         install_crds(kube)
         print("kplan CRDs installed")
@@ -62,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
     return ended_with(found, state, plan or None)
 
 
-def existing_parameters(kube: Kube, name: str | None) -> Json:
+def existing_parameters(kube: Kube, name: str) -> Json:
     """The parameters an Instance has already (the base a change of an existing Instance starts from)."""
-    if name is None or not crds_installed(kube):
+    if not crds_installed(kube):
         return {}
     found = kube.get(*INSTANCE, name, kube.namespace)
     return spec_parameters(found) if found is not None else {}
