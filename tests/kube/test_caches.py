@@ -10,7 +10,7 @@ from engine.devcluster.cluster import DevCluster
 from engine.devcluster.faults import FaultProfile, WatchCut
 from engine.kube import Caches, Kube
 
-from .helpers import Changes, configmap, eventually, named
+from .helpers import Changes, configmap, crd, eventually, install_crd, named
 
 
 @pytest.fixture
@@ -125,3 +125,38 @@ def test_the_cache_lists_again_after_410_expired(own_cluster: DevCluster, own_ku
     changes.expect(named("ADDED", "after"))
     names = {o["metadata"]["name"] for o in own_caches.list("v1", "ConfigMap", "default")}
     assert {"before", "after"} <= names
+
+
+def test_the_cache_recovers_after_the_server_fails_for_a_while(
+    own_cluster: DevCluster, own_kube: Kube, own_caches: Caches
+) -> None:
+    changes = Changes()
+    own_caches.add_handler(changes)
+    own_cluster.faults = FaultProfile(watch_max_events=1)  # every stream ends after one event
+    own_caches.ensure("v1", "ConfigMap")
+    own_kube.apply(configmap("settings", "default", {"n": "0"}))
+    changes.expect(named("ADDED", "settings"))
+
+    own_cluster.faults = FaultProfile(watch_max_events=1, error_rate={"watch": 1.0, "list": 1.0})
+    own_kube.apply(configmap("settings", "default", {"n": "1"}))  # made while the cache cannot watch
+    failing_since = own_kube.requests["watch"]
+    eventually(lambda: own_kube.requests["watch"] >= failing_since + 2)
+    own_cluster.faults = FaultProfile()
+    own_kube.apply(configmap("settings", "default", {"n": "2"}))
+
+    changes.expect(named("MODIFIED", "settings", n="1"))
+    changes.expect(named("MODIFIED", "settings", n="2"))
+    assert own_caches.get("v1", "ConfigMap", "settings", "default")["data"] == {"n": "2"}
+
+
+def test_custom_resources_are_cached_like_built_in_kinds(kube: Kube, namespace: str, caches: Caches) -> None:
+    group = f"{namespace}.caches.tests.kplan.dev"
+    install_crd(kube, crd(group, "Widget"))
+    changes = Changes()
+    caches.add_handler(changes)
+    caches.ensure(f"{group}/v1", "Widget")
+
+    kube.create({"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": namespace}})
+
+    changes.expect(named("ADDED", "w"))
+    assert caches.get(f"{group}/v1", "Widget", "w", namespace)["kind"] == "Widget"

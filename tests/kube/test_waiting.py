@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from engine.devcluster.cluster import DevCluster
+from engine.devcluster.faults import FaultProfile
 from engine.errors import Timeout
 from engine.kube import Kube
 
@@ -73,3 +75,19 @@ def test_wait_for_times_out_naming_the_object_and_the_condition(kube: Kube, name
 def test_wait_for_a_missing_object_times_out_saying_it_does_not_exist(kube: Kube, namespace: str) -> None:
     with pytest.raises(Timeout, match=r"\(it does not exist\)"):
         kube.wait_for("v1", "ConfigMap", "absent", namespace, lambda o: o is not None, 0.5)
+
+
+def test_wait_for_lists_again_when_its_watch_expires(own_cluster: DevCluster, own_kube: Kube) -> None:
+    own_kube.create(configmap("settings", "default", {"phase": "starting"}))
+    own_cluster.faults = FaultProfile(expire_next_watch=True)
+    lists = own_kube.requests["list"]
+
+    def ready(obj: dict[str, Any] | None) -> bool:
+        if obj is not None and obj["data"]["phase"] == "starting":
+            own_kube.patch("v1", "ConfigMap", "settings", "default", {"data": {"phase": "ready"}})
+        return obj is not None and obj["data"]["phase"] == "ready"
+
+    got = own_kube.wait_for("v1", "ConfigMap", "settings", "default", ready, WAIT)
+
+    assert got is not None and got["data"] == {"phase": "ready"}
+    assert own_kube.requests["list"] == lists + 2
