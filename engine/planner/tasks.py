@@ -9,7 +9,7 @@ from typing import Any
 
 from engine import health
 from engine.model import Package, Task, TaskKind
-from engine.planner import children, pipes
+from engine.planner import children, pipes, pods
 from engine.planner.refs import Ref
 from engine.planner.rendering import TaskRender
 from engine.planner.stamping import Owner
@@ -127,8 +127,15 @@ def check_applied(scope: TaskScope) -> Check:
     for ref, status in statuses:
         if status.health is health.Health.FAILED:
             return Check(error=status.message, limited=True, deletes=(ref,) if restartable(ref) else ())
-    waiting = [status.message for _, status in statuses if status.health is not health.Health.HEALTHY]
-    return Check(done=not waiting, waiting=waiting[0] if waiting else "")
+    waiting = [(ref, status) for ref, status in statuses if status.health is not health.Health.HEALTHY]
+    return Check(done=not waiting, waiting=explained(scope, *waiting[0]) if waiting else "")
+
+
+def explained(scope: TaskScope, ref: Ref, status: health.Status) -> str:
+    """A waiting object's message; for a Job, with why its pod does not run when the scheduler cannot place it."""
+    job = scope.observed.get(ref) if (ref.api_version.rpartition("/")[0], ref.kind) == ("batch", "Job") else None
+    why = pods.unscheduled(scope.observed, job) if job is not None else None
+    return f"{status.message}; {why}" if why else status.message
 
 
 def check_deleted(scope: TaskScope) -> Check:

@@ -100,6 +100,16 @@ class ObservedView(Mapping[Ref, Json]):
     def __len__(self) -> int:
         return sum(1 for obj in self._seen.values() if obj is not None)
 
+    def controlled_pods(self, owner: Mapping[str, Any]) -> list[Json]:
+        """The cached pods in `owner`'s namespace whose controller is `owner` (engine.planner.pods.PodLister)."""
+        meta = owner.get("metadata") or {}
+        uid, namespace = meta.get("uid"), meta.get("namespace")
+        if not uid or not namespace:
+            return []
+        return [pod for pod in self._caches.list("v1", "Pod", str(namespace))
+                if any(o.get("controller") and o.get("uid") == uid
+                       for o in (pod.get("metadata") or {}).get("ownerReferences") or [])]
+
     def _lookup(self, ref: Ref) -> Json | None:
         """One read per ref and pass, so a decision sees one consistent answer for each object."""
         if ref not in self._seen:

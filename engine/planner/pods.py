@@ -1,0 +1,49 @@
+"""Why a Job's pods do not run: the scheduler's message for a pod it cannot place (no node matches, taints...).
+
+A Job's own status never says that its pod is unschedulable, so a step waiting on such a Job would only
+report `0/1 succeeded`. The planner reads the pods the Job controls from `observed`: a view that can list
+them (`PodLister`, the runner's watch caches) or, in tests, a plain mapping holding them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["PodLister", "controlled_pods", "unscheduled"]
+
+Json = Mapping[str, Any]
+
+
+@runtime_checkable
+class PodLister(Protocol):
+    def controlled_pods(self, owner: Json) -> list[Json]:
+        """The pods whose controller is `owner` (by uid), in its namespace."""
+        ...
+
+
+def controlled_pods(observed: Mapping[Any, Json], owner: Json) -> list[Json]:
+    if isinstance(observed, PodLister):
+        return observed.controlled_pods(owner)
+    return [obj for obj in observed.values() if obj.get("kind") == "Pod" and controller_uid(obj) == uid_of(owner)]
+
+
+def unscheduled(observed: Mapping[Any, Json], job: Json) -> str | None:
+    """`pod NAME cannot be scheduled: <the scheduler's message>` for the first such pod of the Job, else None."""
+    for pod in sorted(controlled_pods(observed, job), key=lambda p: str((p.get("metadata") or {}).get("name"))):
+        for condition in (pod.get("status") or {}).get("conditions") or []:
+            if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+                why = " ".join(str(condition.get("message") or condition.get("reason") or "Unschedulable").split())
+                return f"pod {(pod.get('metadata') or {}).get('name')} cannot be scheduled: {why}"
+    return None
+
+
+def uid_of(obj: Json) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def controller_uid(obj: Json) -> str | None:
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if owner.get("controller"):
+            return str(owner.get("uid") or "")
+    return None
