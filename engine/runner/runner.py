@@ -18,6 +18,7 @@ from engine.planner import Decision, Event, Ref, Settings, decide, record_failur
 from engine.runner.acting import Acting
 from engine.runner.events import RunEvent, changes
 from engine.runner.observed import ObservedView, RecentWrites
+from engine.runner.orphans import orphan_actions, stranded
 from engine.runner.packages import PackageCache
 
 __all__ = ["CLI", "DRIVER_ANNOTATION", "INSTANCE", "MANAGER", "OPERATOR_VERSION", "Runner"]
@@ -88,6 +89,8 @@ class Runner:
     def _pass(self, instance: Json) -> float | None:
         packages = self._packages_of(instance)
         if packages is None:
+            if stranded(instance):
+                self._release_orphan(instance)
             return None
         pkg, previous = packages
         now = self._clock.now()
@@ -105,6 +108,14 @@ class Runner:
         for event in changes(namespace_of(instance), name_of(instance), old_status, decision.status):
             self._emit(event)
         return decision.requeue_after
+
+    def _release_orphan(self, instance: Json) -> None:
+        """Remove what a deleted Instance without a package applied, then its finalizer (no cleanup plan)."""
+        actions = orphan_actions(instance, ObservedView(self._caches, self._recent))
+        failures = self._acting.objects(actions, namespace_of(instance))
+        if failures:
+            raise failures[0].error
+        self._acting.after(actions, instance)
 
     def _packages_of(self, instance: Json) -> tuple[Package, Package | None] | None:
         """The Instance's package and, while it still runs a plan of another version, that version's."""
@@ -137,8 +148,10 @@ class Runner:
     # --- reading the Instance --------------------------------------------------------------
 
     def _cached_instance(self, namespace: str, name: str) -> Json | None:
+        """From the cache; a miss asks the server (a new Instance may not be in the cache yet)."""
         ref = Ref(*INSTANCE, namespace, name)
-        return self._recent.resolve(ref, self._caches.get(*INSTANCE, name, namespace))
+        found = self._recent.resolve(ref, self._caches.get(*INSTANCE, name, namespace))
+        return found if found is not None else self._fresh_instance(namespace, name)
 
     def _fresh_instance(self, namespace: str, name: str) -> Json | None:
         """The Instance as the server has it now (the cache may lag behind the write that conflicted)."""

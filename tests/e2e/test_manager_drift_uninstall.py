@@ -3,7 +3,7 @@ deleting the Instance runs the cleanup plan and leaves no kplan-labelled object 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.controller import Manager
 
@@ -37,13 +37,15 @@ def test_a_deleted_object_is_applied_again(kplan: Kplan, manager: Manager) -> No
     assert again["data"] == first["data"]
 
 
-def labelled(kplan: Kplan, name: str) -> list[dict[str, object]]:
-    """Every object of the kinds the package uses that carries the Instance's label."""
+def labelled(kplan: Kplan, name: str) -> list[dict[str, Any]]:
+    """Every object of the kinds the package uses that carries the Instance's label (cluster-scoped ones: of
+    this namespace's Instance, other tests may have left theirs)."""
     selector = f"kplan.dev/instance={name}"
+    roles = kplan.kube.list("rbac.authorization.k8s.io/v1", "ClusterRole", label_selector=selector)
     return [
         *kplan.kube.list("v1", "ConfigMap", kplan.namespace, label_selector=selector),
         *kplan.kube.list("batch/v1", "Job", kplan.namespace, label_selector=selector),
-        *kplan.kube.list("rbac.authorization.k8s.io/v1", "ClusterRole", label_selector=selector),
+        *[r for r in roles if r["metadata"]["name"].startswith(f"{kplan.namespace}-")],
     ]
 
 
@@ -63,3 +65,31 @@ def test_uninstall_runs_cleanup_and_leaves_no_labelled_object(
                                                               and bool(c.obj["metadata"].get("deletionTimestamp")))
     kplan.wait(lambda: not labelled(kplan, "gone"))
     assert kplan.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", role) is None
+
+
+def test_a_deleted_cluster_scoped_object_is_applied_again(kplan: Kplan, manager: Manager) -> None:
+    kplan.install("uninstall", "gone")
+    kplan.wait_plan("gone", "deploy")
+    role = f"{kplan.namespace}-gone-reader"
+    first = kplan.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", role)
+
+    kplan.kube.delete("rbac.authorization.k8s.io/v1", "ClusterRole", role)
+
+    again = kplan.wait(lambda: (found := kplan.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", role))
+                       and found["metadata"]["uid"] != first["metadata"]["uid"] and found)
+    assert again["metadata"]["annotations"]["kplan.dev/instance-namespace"] == kplan.namespace
+    assert again["rules"] == first["rules"]
+
+
+def test_an_instance_whose_package_is_gone_is_still_removed_with_its_objects(
+    kplan: Kplan, manager: Manager, changes: Changes
+) -> None:
+    kplan.install("uninstall", "gone")
+    kplan.wait_plan("gone", "deploy")
+    kplan.kube.delete("kplan.dev/v1alpha1", "OperatorVersion", "uninstall-0.1.0", kplan.namespace)
+
+    kplan.delete("gone")
+
+    kplan.wait(lambda: kplan.instance("gone") is None)
+    kplan.wait(lambda: not labelled(kplan, "gone"))
+    assert changes.of("Job", "gone-cleanup") == []  # no package, no cleanup plan
