@@ -1,8 +1,10 @@
-"""Simulated workload controllers: Deployments (with ReplicaSets), StatefulSets, DaemonSets, ReplicaSets and volumes."""
+"""Simulated workload controllers: Deployments, ReplicaSets, StatefulSets, DaemonSets with their pods; volumes."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from kubernetes import watch
 
 from .simulated import (
     DURATION,
@@ -40,6 +42,15 @@ def read_deployment(sim: Sim, name: str) -> JsonDict:
     return sim.read(sim.apps.read_namespaced_deployment, name, sim.namespace)
 
 
+def pods(sim: Sim, selector: str = "") -> dict[str, JsonDict]:
+    items = sim.read(sim.core.list_namespaced_pod, sim.namespace, label_selector=selector)["items"]
+    return {p["metadata"]["name"]: p for p in items}
+
+
+def live_pods(sim: Sim, selector: str = "") -> dict[str, JsonDict]:
+    return {n: p for n, p in pods(sim, selector).items() if not p["metadata"].get("deletionTimestamp")}
+
+
 def replicasets(sim: Sim) -> dict[str, JsonDict]:
     items = sim.read(sim.apps.list_namespaced_replica_set, sim.namespace)["items"]
     return {rs["metadata"]["name"]: rs for rs in items}
@@ -61,6 +72,12 @@ def test_a_deployment_becomes_available_through_its_replicaset(sim: Sim) -> None
     assert (owner["kind"], owner["uid"], owner["controller"]) == ("Deployment", done["metadata"]["uid"], True)
     assert rs["spec"]["selector"]["matchLabels"] == {"app": "web", "pod-template-hash": pod_hash}
     assert rs["status"]["readyReplicas"] == 2
+    owned = pods(sim, "app=web")
+    assert len(owned) == 2
+    for name_, p in owned.items():
+        assert name_.startswith(f"{name}-") and p["metadata"]["labels"]["pod-template-hash"] == pod_hash
+        assert p["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"]
+        assert condition_is(p, "Ready") and p["spec"]["nodeName"] in ("node1", "node2")
     available, progressing = conditions(done)["Available"], conditions(done)["Progressing"]
     assert (available["status"], available["reason"]) == ("True", "MinimumReplicasAvailable")
     assert (progressing["status"], progressing["reason"], progressing["message"]) == (
@@ -107,6 +124,39 @@ def test_scaling_a_deployment_keeps_its_replicaset(sim: Sim) -> None:
     assert done["status"]["availableReplicas"] == 3
     (rs,) = replicasets(sim).values()
     assert rs["spec"]["replicas"] == 3
+    assert len(live_pods(sim, "app=scaled")) == 3
+    sim.apps.patch_namespaced_deployment_scale("scaled", sim.namespace, {"spec": {"replicas": 1}})
+    sim.wait(lambda: rollout_done(d := read_deployment(sim, "scaled")) and d["status"].get("replicas") == 1)
+    sim.wait(lambda: len(pods(sim, "app=scaled")) == 1)
+
+
+def test_a_deployment_whose_pods_fit_no_node_waits_for_one(sim: Sim) -> None:
+    pool = unique("pool")
+    manifest = deployment("pinned", 1)
+    manifest["spec"]["template"]["spec"]["nodeSelector"] = {"pool": pool}
+    sim.apps.create_namespaced_deployment(sim.namespace, manifest)
+
+    def unschedulable() -> JsonDict | None:
+        found = list(pods(sim, "app=pinned").values())
+        return found[0] if found and condition_is(found[0], "PodScheduled", "False") else None
+
+    assert conditions(sim.wait(unschedulable))["PodScheduled"]["reason"] == "Unschedulable"
+    waiting = read_deployment(sim, "pinned")
+    assert not rollout_done(waiting) and conditions(waiting)["Available"]["status"] == "False"
+    label_node(sim, "node2", {"pool": pool})
+    try:
+        sim.wait(lambda: rollout_done(read_deployment(sim, "pinned")))
+    finally:
+        label_node(sim, "node2", {"pool": None})
+    (running,) = pods(sim, "app=pinned").values()
+    assert running["spec"]["nodeName"] == "node2"
+
+
+def test_deleting_a_deployment_removes_its_replicasets_and_pods(sim: Sim) -> None:
+    sim.apps.create_namespaced_deployment(sim.namespace, deployment("brief", 2))
+    sim.wait(lambda: rollout_done(read_deployment(sim, "brief")))
+    sim.apps.delete_namespaced_deployment("brief", sim.namespace)
+    sim.wait(lambda: not replicasets(sim) and not pods(sim, "app=brief"))
 
 
 def test_a_deployment_that_never_becomes_ready_exceeds_its_progress_deadline(sim: Sim) -> None:
@@ -132,6 +182,34 @@ def test_a_statefulset_becomes_ready_at_one_revision(sim: Sim) -> None:
         "observedGeneration": 1, "replicas": 2, "readyReplicas": 2, "currentReplicas": 2, "updatedReplicas": 2,
         "availableReplicas": 2}
     assert status["currentRevision"] == status["updateRevision"] and status["updateRevision"].startswith("db-")
+    members = pods(sim, "app=db")
+    assert sorted(members) == ["db-0", "db-1"]
+    for index, name in enumerate(["db-0", "db-1"]):
+        labels = members[name]["metadata"]["labels"]
+        assert labels["controller-revision-hash"] == status["updateRevision"]
+        assert (labels["statefulset.kubernetes.io/pod-name"], labels["apps.kubernetes.io/pod-index"]) == (
+            name, str(index))
+        assert (members[name]["spec"]["hostname"], members[name]["spec"]["subdomain"]) == (name, "db")
+
+
+def test_statefulset_pods_start_in_order_and_scale_down_from_the_top(sim: Sim) -> None:
+    since = sim.revision()
+    sim.apps.create_namespaced_stateful_set(sim.namespace, statefulset("zk", 3))
+    states: list[tuple[str, str, bool]] = []
+    stream = watch.Watch()
+    for event in stream.stream(sim.core.list_namespaced_pod, sim.namespace, resource_version=since,
+                               timeout_seconds=20):
+        obj = event["raw_object"]
+        states.append((event["type"], obj["metadata"]["name"], condition_is(obj, "Ready")))
+        if event["type"] != "DELETED" and obj["metadata"]["name"] == "zk-2" and condition_is(obj, "Ready"):
+            stream.stop()
+    added = [name for kind, name, _ in states if kind == "ADDED"]
+    assert added == ["zk-0", "zk-1", "zk-2"]
+    for earlier, later in (("zk-0", "zk-1"), ("zk-1", "zk-2")):
+        ready_at = states.index(next(s for s in states if s[1] == earlier and s[2]))
+        assert ready_at < states.index(("ADDED", later, False))
+    sim.apps.patch_namespaced_stateful_set_scale("zk", sim.namespace, {"spec": {"replicas": 1}})
+    sim.wait(lambda: sorted(pods(sim, "app=zk")) == ["zk-0"])
 
 
 def test_a_statefulset_rolls_to_a_new_revision(sim: Sim) -> None:
@@ -150,6 +228,9 @@ def test_a_statefulset_rolls_to_a_new_revision(sim: Sim) -> None:
     assert second != first
     assert any(s["status"].get("currentRevision") == first and s["status"].get("updateRevision") == second
                for s in states)
+    (member,) = pods(sim, "app=kv").values()
+    assert member["metadata"]["labels"]["controller-revision-hash"] == second
+    assert member["spec"]["containers"][0]["image"] == "nginx:1.28"
 
 
 def test_statefulset_claims_are_created_and_bound(sim: Sim) -> None:
@@ -162,6 +243,8 @@ def test_statefulset_claims_are_created_and_bound(sim: Sim) -> None:
 
     claims = sim.wait(bound)
     assert all(c["metadata"]["labels"] == {"app": "pg"} for c in claims)
+    first = sim.wait(lambda: pods(sim, "app=pg").get("pg-0"))
+    assert {"name": "data", "persistentVolumeClaim": {"claimName": "data-pg-0"}} in first["spec"]["volumes"]
 
 
 def test_a_daemonset_wants_one_replica_per_matching_node(sim: Sim) -> None:
@@ -181,9 +264,14 @@ def test_a_daemonset_wants_one_replica_per_matching_node(sim: Sim) -> None:
         one = sim.wait(lambda: status_with(1))
         assert (one["updatedNumberScheduled"], one["numberAvailable"]) == (1, 1)
         assert "numberUnavailable" not in one
+        (daemon,) = pods(sim, "app=agent").values()
+        assert daemon["spec"]["nodeName"] == "node1" and daemon["metadata"]["name"].startswith("agent-")
+        pin = daemon["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert pin["nodeSelectorTerms"][0]["matchFields"][0]["values"] == ["node1"]
     finally:
         label_node(sim, "node1", {"pool": None})
     sim.wait(lambda: status_with(0))
+    sim.wait(lambda: not pods(sim, "app=agent"))
 
 
 def test_a_standalone_replicaset_becomes_ready(sim: Sim) -> None:
@@ -195,6 +283,7 @@ def test_a_standalone_replicaset_becomes_ready(sim: Sim) -> None:
         "status") or {}).get("readyReplicas") == 2 and s)
     assert status == {"replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 2, "availableReplicas": 2,
                       "observedGeneration": 1}
+    assert len(pods(sim, "app=solo")) == 2
 
 
 def read_claim(sim: Sim, name: str) -> JsonDict | None:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from engine.devcluster.simulators import conditions, events, steering
 from engine.devcluster.simulators.api import JOB, POD, Api, JsonDict
+from engine.devcluster.simulators.podsets import new_pod
 from engine.devcluster.simulators.runtime import EVERYTHING, Ref, Stopwatch
-from engine.devcluster.simulators.workloads import MANAGER, controlled_by, controller_of, owner_reference, ref_of
+from engine.devcluster.simulators.workloads import MANAGER, controlled_by, controller_of, ref_of
 
 TRACKING = "batch.kubernetes.io/job-tracking"
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -63,22 +64,15 @@ def compress(indexes: Iterable[int]) -> str:
 
 def job_pod(job: JsonDict, index: int | None) -> JsonDict:
     """A pod from the Job's template, owned and tracked by the Job, named `<job>-<random>`."""
-    meta, spec = job["metadata"], job.get("spec") or {}
-    template = spec.get("template") or {}
-    tmeta = template.get("metadata") or {}
-    labels = {**(tmeta.get("labels") or {}), CONTROLLER_UID: meta["uid"], JOB_NAME: meta["name"],
-              "controller-uid": meta["uid"], "job-name": meta["name"]}
-    own = {k: v for k, v in steering.annotations_of(job).items() if k.startswith(steering.PREFIX)}
-    notes = {**own, **(tmeta.get("annotations") or {})}
+    meta = job["metadata"]
+    labels = {CONTROLLER_UID: meta["uid"], JOB_NAME: meta["name"], "controller-uid": meta["uid"],
+              "job-name": meta["name"]}
+    notes: dict[str, str] = {}
     prefix = f"{meta['name']}-"
     if index is not None:
         labels[INDEX] = notes[INDEX] = str(index)
         prefix = f"{meta['name']}-{index}-"
-    metadata = {"generateName": prefix, "namespace": meta.get("namespace"), "labels": labels,
-                "ownerReferences": [owner_reference(JOB, job)], "finalizers": [TRACKING]}
-    if notes:
-        metadata["annotations"] = notes
-    return {"metadata": metadata, "spec": dict(template.get("spec") or {})}
+    return new_pod(JOB, job, generate_name=prefix, labels=labels, annotations=notes, finalizers=[TRACKING])
 
 
 def verdict(job: JsonDict, census: Census, elapsed: float) -> tuple[str, tuple[str, str]] | None:

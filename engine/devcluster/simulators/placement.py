@@ -14,6 +14,7 @@ JsonDict = dict[str, Any]
 UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
 def labels_of(node: JsonDict) -> dict[str, str]:
@@ -87,9 +88,10 @@ def blocking_taint(spec: Mapping[str, Any], node: JsonDict) -> JsonDict | None:
                  and not tolerates(tolerations, t)), None)
 
 
-def misfit(spec: Mapping[str, Any], node: JsonDict, *, daemon: bool = False) -> str | None:
+def misfit(spec: Mapping[str, Any], node: JsonDict) -> str | None:
     """Why the pod cannot go to this node (the scheduler's wording), or None if it fits."""
-    if not daemon and (node.get("spec") or {}).get("unschedulable"):
+    if (node.get("spec") or {}).get("unschedulable") and not tolerates(spec.get("tolerations") or [],
+                                                                      UNSCHEDULABLE_TAINT):
         return UNSCHEDULABLE
     taint = blocking_taint(spec, node)
     if taint is not None:
@@ -99,8 +101,8 @@ def misfit(spec: Mapping[str, Any], node: JsonDict, *, daemon: bool = False) -> 
     return None
 
 
-def fitting(spec: Mapping[str, Any], nodes: Sequence[JsonDict], *, daemon: bool = False) -> list[JsonDict]:
-    return [n for n in nodes if misfit(spec, n, daemon=daemon) is None]
+def fitting(spec: Mapping[str, Any], nodes: Sequence[JsonDict]) -> list[JsonDict]:
+    return [n for n in nodes if misfit(spec, n) is None]
 
 
 def choose(spec: Mapping[str, Any], nodes: Sequence[JsonDict], pod_name: str) -> JsonDict | None:

@@ -1,19 +1,36 @@
-"""The ReplicaSet controller, without pods: replicas exist at once and become ready after the simulated duration."""
+"""The ReplicaSet controller: keeps spec.replicas pods from its template and counts the ready and available ones."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.devcluster.simulators import steering
-from engine.devcluster.simulators.api import REPLICASET, Api, JsonDict
-from engine.devcluster.simulators.runtime import EVERYTHING, Ref, Stopwatch
-from engine.devcluster.simulators.workloads import MANAGER, desired_replicas, generation_of, omit_zero, ref_of
+from engine.devcluster.simulators.api import POD, REPLICASET, Api, JsonDict
+from engine.devcluster.simulators.podsets import (
+    availability,
+    is_live,
+    is_ready,
+    min_ready_of,
+    new_pod,
+    owned_pods,
+    removal_order,
+)
+from engine.devcluster.simulators.runtime import EVERYTHING, Ref
+from engine.devcluster.simulators.workloads import (
+    MANAGER,
+    controller_of,
+    desired_replicas,
+    generation_of,
+    omit_zero,
+    ref_of,
+)
 
 
-def replicaset_status(rs: JsonDict, ready: int) -> JsonDict:
-    replicas = desired_replicas(rs)
-    return omit_zero({"replicas": replicas, "fullyLabeledReplicas": replicas, "readyReplicas": ready,
-                      "availableReplicas": ready, "observedGeneration": generation_of(rs)}, keep=("replicas",))
+def replicaset_status(rs: JsonDict, pods: list[JsonDict], available: int) -> JsonDict:
+    labels = (((rs.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    labelled = sum(1 for p in pods if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items()))
+    return omit_zero({"replicas": len(pods), "fullyLabeledReplicas": labelled,
+                      "readyReplicas": sum(1 for p in pods if is_ready(p)), "availableReplicas": available,
+                      "observedGeneration": generation_of(rs)}, keep=("replicas",))
 
 
 class ReplicaSetController:
@@ -21,28 +38,29 @@ class ReplicaSetController:
 
     def __init__(self, api: Api) -> None:
         self._api = api
-        self._clock = Stopwatch()
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
         if REPLICASET.describes(obj):
             yield ref_of(obj)
+        elif POD.describes(obj):
+            owner = controller_of(obj, REPLICASET)
+            if owner:
+                yield ref_of(obj)[0], owner
 
     def expand(self, marker: str) -> Iterable[Ref]:
         return [ref_of(rs) for rs in self._api.objects(REPLICASET)] if marker == EVERYTHING else []
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         rs = self._api.get(REPLICASET, namespace, name)
-        if rs is None:
-            self._clock.forget((namespace, name))
+        if rs is None or rs["metadata"].get("deletionTimestamp"):
             return None
-        if rs["metadata"].get("deletionTimestamp"):
-            return None
-        token = (rs["metadata"].get("uid"), generation_of(rs))
-        remaining = self._clock.remaining((namespace, name), token, steering.duration_of(rs))
-        replicas = desired_replicas(rs)
-        if steering.fails(rs) or remaining > 0:
-            ready = min(int((rs.get("status") or {}).get("readyReplicas") or 0), replicas)
-        else:
-            ready = replicas
-        self._api.write_status(REPLICASET, rs, replicaset_status(rs, ready), MANAGER)
-        return remaining or None
+        pods = [p for p in owned_pods(self._api, rs) if is_live(p)]
+        wanted = desired_replicas(rs)
+        for _ in range(wanted - len(pods)):
+            pods.append(self._api.create(POD, new_pod(REPLICASET, rs, generate_name=f"{name}-"), MANAGER))
+        for pod in removal_order(pods)[:max(0, len(pods) - wanted)]:
+            self._api.delete(POD, namespace, pod["metadata"]["name"], uid=pod["metadata"]["uid"])
+            pods.remove(pod)
+        available, wait = availability(pods, min_ready_of(rs))
+        self._api.write_status(REPLICASET, rs, replicaset_status(rs, pods, available), MANAGER)
+        return wait

@@ -1,16 +1,18 @@
 """Annotations through which a test steers the simulators; none of them exists on a real cluster.
 
 - `devcluster.kplan.dev/duration`: how long the simulated work takes, as a Go duration ("2s", "500ms", "1m30s";
-  default "0s"). Pods of Jobs and pods with restartPolicy Never/OnFailure run that long, then terminate; other pods,
-  ReplicaSets (so Deployments), StatefulSets, DaemonSets take that long to become ready; PVCs to bind.
-- `devcluster.kplan.dev/fail: "true"`: the work fails. Pods exit with code 1 (Failed, or CrashLoopBackOff for
-  restartPolicy Always), so their Job fails with BackoffLimitExceeded; workloads never become ready, so a
+  default "0s"). A pod with restartPolicy Never/OnFailure (a Job's pod) runs that long, then ends; any other pod
+  (those of Deployments, ReplicaSets, StatefulSets, DaemonSets) runs that long before it is ready. A claim waits
+  that long before it is bound.
+- `devcluster.kplan.dev/fail: "true"`: the work fails. Pods exit with code 1: Failed (Never/OnFailure), so their
+  Job fails with BackoffLimitExceeded, or CrashLoopBackOff (Always), so their workload never becomes ready and a
   Deployment reports ProgressDeadlineExceeded after its progressDeadlineSeconds.
 - `devcluster.kplan.dev/termination-message-<container>`: the termination message of that container when it ends
-  (what the container would have written to its terminationMessagePath), e.g. for tasks that pipe output.
+  (what it would have written to its terminationMessagePath), e.g. the output of a task that pipes it on.
 
-On a workload (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job) they may sit on the object or on its pod
-template; the template wins. A Job copies its own onto the pods it creates.
+They may sit on a pod, on a workload (Job, Deployment, ReplicaSet, StatefulSet, DaemonSet) or on its pod
+template (the template wins); workloads pass theirs on to the pods they create (a Deployment through its
+ReplicaSet).
 """
 
 from __future__ import annotations
