@@ -26,33 +26,39 @@ def meta(obj: JsonDict) -> JsonDict:
     return m
 
 
+def meta_view(obj: JsonDict) -> JsonDict:
+    """The metadata for reading; empty when missing or not a map (never changes the object)."""
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
 def name_of(obj: JsonDict) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    return str(meta_view(obj).get("name") or "")
 
 
 def namespace_of(obj: JsonDict) -> str:
-    return str((obj.get("metadata") or {}).get("namespace") or "")
+    return str(meta_view(obj).get("namespace") or "")
 
 
 def rv_of(obj: JsonDict) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return str(meta_view(obj).get("resourceVersion") or "")
 
 
 def uid_of(obj: JsonDict) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
+    return str(meta_view(obj).get("uid") or "")
 
 
 def finalizers_of(obj: JsonDict) -> list[str]:
-    value = (obj.get("metadata") or {}).get("finalizers") or []
+    value = meta_view(obj).get("finalizers") or []
     return [str(f) for f in value] if isinstance(value, list) else []
 
 
 def is_terminating(obj: JsonDict) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(meta_view(obj).get("deletionTimestamp"))
 
 
 def owner_refs(obj: JsonDict) -> list[JsonDict]:
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    refs = meta_view(obj).get("ownerReferences") or []
     return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
 
 

@@ -57,10 +57,7 @@ class ApiRequest:
                            f"accepted media types include: {', '.join(JSON_TYPES[:2])}", {})
         text = self.body.decode("utf-8", errors="replace")
         if self.content_type in (APPLY_YAML, "application/yaml"):
-            try:
-                return yaml.safe_load(text)
-            except yaml.YAMLError as e:
-                raise bad_request(f"error decoding YAML: {one_line(str(e))}") from e
+            return decode_yaml(text)
         try:
             return json.loads(text)
         except ValueError as e:
@@ -87,6 +84,22 @@ class ApiResponse:
     @classmethod
     def error(cls, err: ApiError) -> ApiResponse:
         return cls(err.code, err.status(), dict(err.headers))
+
+
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def decode_yaml(text: str) -> Any:
+    """YAML (JSON first: it is what clients send, and much faster to decode)."""
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    try:
+        return yaml.load(text, Loader=YAML_LOADER)
+    except yaml.YAMLError as e:
+        raise bad_request(f"error decoding YAML: {one_line(str(e))}") from e
 
 
 def one_line(text: str) -> str:

@@ -117,23 +117,28 @@ def schema_view(api: Api, rt: ResourceType) -> structural.SchemaView | None:
 
 
 def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions) -> None:
-    """Type errors of built-ins (400), then drop unknown fields: Warn adds warnings, Strict fails (400)."""
+    """Type errors (400; for custom resources only in metadata, the rest is validated later), then drop unknown
+    fields: Warn adds warnings, Strict fails (400)."""
     view = schema_view(api, rt)
     if view is None:
         return
-    if not view.custom:
-        mismatches = structural.type_mismatches(view, obj)
-        if mismatches:
-            m = mismatches[0]
-            raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: json: cannot '
-                              f"unmarshal {m.got} into Go struct field {m.struct} of type {m.expected}")
-        _check_secret_data(rt, obj)
+    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj)
+    if mismatches:
+        m = mismatches[0]
+        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: json: cannot '
+                          f"unmarshal {m.got} into Go struct field {m.struct} of type {m.expected}")
+    _check_secret_data(rt, obj)
     unknown = structural.prune(view, obj)
     if unknown and opts.validation == "Strict":
         listed = ", ".join(f'unknown field "{p}"' for p in unknown)
         raise bad_request(f"strict decoding error: {listed}")
     if opts.validation == "Warn":
         opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
+
+
+def metadata_only(view: structural.SchemaView) -> structural.SchemaView:
+    root = {"type": "object", "properties": {"metadata": view.root["properties"]["metadata"]}}
+    return structural.SchemaView(root, view.definitions, view.custom)
 
 
 def _check_secret_data(rt: ResourceType, obj: JsonDict) -> None:
@@ -146,17 +151,30 @@ def _check_secret_data(rt: ResourceType, obj: JsonDict) -> None:
             raise bad_request(f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data: {e}') from e
 
 
-def check_apply_fields(api: Api, rt: ResourceType, config: JsonDict) -> None:
-    """An applied field the schema does not declare fails typing: HTTP 500 whatever fieldValidation says."""
+def check_apply_fields(api: Api, target: Target, config: JsonDict) -> None:
+    """An applied field the schema does not declare, or of the wrong type, fails typing: HTTP 500 whatever
+    fieldValidation says (as the real server does)."""
+    rt = target.rt
     view = schema_view(api, rt)
     if view is None:
         return
-    unknown = structural.prune(view, copy_json(config))
-    if unknown:
-        where = f"{namespace_of(config)}/{name_of(config)}" if namespace_of(config) else name_of(config)
-        group_version = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
-        raise internal(f"failed to create typed patch object ({where}; {group_version}, Kind={rt.kind}): "
-                       f".{unknown[0]}: field not declared in schema")
+    problem = ""
+    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, config)
+    if mismatches:
+        problem = f".{mismatches[0].path}: expected {mismatches[0].expected}, got {mismatches[0].got}"
+    else:
+        unknown = structural.prune(view, copy_json(config))
+        if unknown:
+            problem = f".{unknown[0]}: field not declared in schema"
+    if problem:
+        raise typed_patch_error(target, config, problem)
+
+
+def typed_patch_error(target: Target, config: JsonDict, problem: str) -> ApiError:
+    rt = target.rt
+    where = f"{target.namespace}/{name_of(config)}" if target.namespace else name_of(config)
+    group_version = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
+    return internal(f"failed to create typed patch object ({where}; {group_version}, Kind={rt.kind}): {problem}")
 
 
 def check_identity(target: Target, body: JsonDict) -> None:
@@ -183,10 +201,10 @@ def create(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     opts = options(req)
     body = req.object_body()
     check_type(rt, body)
+    decode(api, rt, body, opts)
     check_identity(target, body)
     if rv_of(body):
         raise internal("resourceVersion should not be set on objects to be created")
-    decode(api, rt, body, opts)
     with api.store.lock:
         _name_object(api, rt, body)
         new = prepare_new(api, rt, body)
@@ -297,8 +315,8 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     if target.subresource == "scale":
         return _scale_write(api, target, opts, lambda _live: body)
     check_type(rt, body)
-    check_identity(target, body)
     decode(api, rt, body, opts)
+    check_identity(target, body)
     with api.store.lock:
         old = _existing(api, target)
         if not rv_of(body) and rt.is_custom and not target.subresource:
@@ -391,8 +409,8 @@ def patch_(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
         if not isinstance(new, dict):
             raise bad_request("the patched object is not a JSON object")
         check_type(rt, new)
-        check_identity(target, new)
         decode(api, rt, new, opts)
+        check_identity(target, new)
         code, obj = commit_update(api, target, old, new, opts)
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
 
@@ -419,10 +437,11 @@ def _patched(api: Api, rt: ResourceType, kind: str, live: JsonDict, body: Any) -
 def apply_(api: Api, target: Target, req: ApiRequest, opts: WriteOptions) -> ApiResponse:
     rt = target.rt
     config = req.object_body()
-    _check_apply_config(target, config)
     if target.subresource == "scale":
         return _scale_write(api, target, opts, lambda _live: config)
-    check_apply_fields(api, rt, config)
+    _check_apply_type(rt, config)
+    check_apply_fields(api, target, config)
+    _check_apply_config(target, config)
     with api.store.lock:
         old = api.store.get(rt.key, target.namespace, target.name)
         if old is None and target.subresource:
@@ -435,6 +454,8 @@ def apply_(api: Api, target: Target, req: ApiRequest, opts: WriteOptions) -> Api
         except ssa.ApplyConflict as e:
             status = e.status()
             raise ApiError(409, status["reason"], status["message"], status["details"]) from e
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            raise typed_patch_error(target, config, f"{type(e).__name__}: {e}") from e
         if old is None:
             new = prepare_new(api, rt, merged)
             apply_defaults(api, rt, new)
@@ -444,15 +465,17 @@ def apply_(api: Api, target: Target, req: ApiRequest, opts: WriteOptions) -> Api
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
 
 
-def _check_apply_config(target: Target, config: JsonDict) -> None:
-    rt = target.rt
-    if (config.get("metadata") or {}).get("managedFields") is not None:
-        raise bad_request("metadata.managedFields must be nil")
+def _check_apply_type(rt: ResourceType, config: JsonDict) -> None:
     if config.get("apiVersion") != rt.api_version:
         raise bad_request(f"Incorrect version specified in apply patch. Specified patch version: "
                           f"{config.get('apiVersion', '')}, expected: {rt.api_version}")
     if config.get("kind") != rt.kind:
         raise bad_request(f"invalid object type: {rt.api_version}, Kind={config.get('kind', '')}")
+
+
+def _check_apply_config(target: Target, config: JsonDict) -> None:
+    if (config.get("metadata") or {}).get("managedFields") is not None:
+        raise bad_request("metadata.managedFields must be nil")
     check_identity(target, config)
 
 
