@@ -177,7 +177,8 @@ class Manager:
                 self.caches.ensure(*OPERATOR_VERSION)
                 self.caches.ensure(*INSTANCE)
             except KplanError as err:
-                log.warning("cannot list kplan objects yet", extra={"error": str(err), "retry_in": delay})
+                log.warning("cannot list kplan objects yet", extra={"error": str(err), "retry_in": delay,
+                                                                    "hint": "kplan init installs the CRDs"})
                 self._clock.wait(self._stopping, delay)
                 delay = min(delay * 2, SYNC_BACKOFF_MAX)
                 continue
