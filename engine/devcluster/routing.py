@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from engine.devcluster.resources import Registry, ResourceType
 from engine.devcluster.status import not_served
@@ -27,7 +28,7 @@ def is_resource_path(parts: list[str]) -> bool:
 
 def parse(path: str, registry: Registry) -> Target:
     """Resolve a resource path; 404 (not served) for anything that does not name a served resource."""
-    parts = [p for p in path.split("/") if p]
+    parts = [unquote(p) for p in path.split("/") if p]
     if not is_resource_path(parts):
         raise not_served()
     group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])

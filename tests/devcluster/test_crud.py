@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -320,3 +321,13 @@ def test_in_process_requests_share_the_store_with_http(devcluster: DevCluster, c
     code, body = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("a"))
     assert code == 201 and body["metadata"]["managedFields"][0]["manager"] == "devcluster"
     assert core.read_namespaced_config_map("a", namespace).metadata.uid == body["metadata"]["uid"]
+
+
+def test_escaped_names_in_paths_are_decoded(http: Any) -> None:
+    name = f"system:test-{uuid.uuid4().hex[:6]}"
+    created = http("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                   body={"metadata": {"name": name}, "rules": []})
+    assert created.status == 201
+    escaped = name.replace(":", "%3A")
+    assert http("GET", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{escaped}").body["metadata"]["name"] == name
+    assert http("DELETE", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{escaped}").status == 200
