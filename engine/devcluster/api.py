@@ -6,7 +6,7 @@ import hmac
 import logging
 import time
 
-from engine.devcluster import crds, deletion, discovery, reads, routing, watch, writes
+from engine.devcluster import crds, deletion, discovery, patching, reads, routing, watch, writes
 from engine.devcluster.faults import FaultInjector, FaultProfile
 from engine.devcluster.openapi import OpenApi
 from engine.devcluster.requests import ApiRequest, ApiResponse
@@ -24,7 +24,7 @@ HANDLERS = {
     "watch": watch.watch,
     "create": writes.create,
     "update": writes.update,
-    "patch": writes.patch_,
+    "patch": patching.patch_,
     "delete": deletion.delete,
     "deletecollection": deletion.delete,
 }

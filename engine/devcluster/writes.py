@@ -1,4 +1,4 @@
-"""Create, update and patch (apply included): request checks, then one commit path shared by every write."""
+"""Create and update (PUT): request checks and decoding, then the commit path every write shares."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.devcluster import crds, patch, scale, ssa, strategies, structural, validation
+from engine.devcluster import crds, scale, ssa, strategies, structural, validation
 from engine.devcluster.defaults import apply_builtin
 from engine.devcluster.objects import (
     JsonDict,
@@ -21,15 +21,9 @@ from engine.devcluster.objects import (
     namespace_of,
     now,
     rv_of,
-    uid_of,
 )
 from engine.devcluster.reads import served_form
 from engine.devcluster.requests import (
-    APPLY_YAML,
-    JSON_PATCH,
-    MERGE_PATCH,
-    PATCH_TYPES,
-    STRATEGIC_PATCH,
     ApiRequest,
     ApiResponse,
 )
@@ -47,8 +41,6 @@ from engine.devcluster.status import (
     invalid,
     method_not_allowed,
     not_found,
-    too_large,
-    unsupported_media_type,
 )
 
 if TYPE_CHECKING:
@@ -57,9 +49,6 @@ if TYPE_CHECKING:
 VALIDATION_MODES = ("Ignore", "Warn", "Strict")
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 PATCH_OPTIONS = ResourceType("meta.k8s.io", "v1", "patchoptions", "PatchOptions", False)
-CR_PATCH_TYPES = "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-ALL_PATCH_TYPES = ("application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, "
-                   "application/strategic-merge-patch+json")
 
 
 @dataclass(frozen=True)
@@ -149,32 +138,6 @@ def _check_secret_data(rt: ResourceType, obj: JsonDict) -> None:
             base64.b64decode(str(value or ""), validate=True)
         except (binascii.Error, ValueError) as e:
             raise bad_request(f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data: {e}') from e
-
-
-def check_apply_fields(api: Api, target: Target, config: JsonDict) -> None:
-    """An applied field the schema does not declare, or of the wrong type, fails typing: HTTP 500 whatever
-    fieldValidation says (as the real server does)."""
-    rt = target.rt
-    view = schema_view(api, rt)
-    if view is None:
-        return
-    problem = ""
-    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, config)
-    if mismatches:
-        problem = f".{mismatches[0].path}: expected {mismatches[0].expected}, got {mismatches[0].got}"
-    else:
-        unknown = structural.prune(view, copy_json(config))
-        if unknown:
-            problem = f".{unknown[0]}: field not declared in schema"
-    if problem:
-        raise typed_patch_error(target, config, problem)
-
-
-def typed_patch_error(target: Target, config: JsonDict, problem: str) -> ApiError:
-    rt = target.rt
-    where = f"{target.namespace}/{name_of(config)}" if target.namespace else name_of(config)
-    group_version = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
-    return internal(f"failed to create typed patch object ({where}; {group_version}, Kind={rt.kind}): {problem}")
 
 
 def check_identity(target: Target, body: JsonDict) -> None:
@@ -313,12 +276,12 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     opts = options(req)
     body = req.object_body()
     if target.subresource == "scale":
-        return _scale_write(api, target, opts, lambda _live: body)
+        return scale_write(api, target, opts, lambda _live: body)
     check_type(rt, body)
     decode(api, rt, body, opts)
     check_identity(target, body)
     with api.store.lock:
-        old = _existing(api, target)
+        old = existing(api, target)
         if not rv_of(body) and rt.is_custom and not target.subresource:
             raise invalid(rt, target.name, [FieldError(ErrorType.INVALID, "metadata.resourceVersion", 0,
                                                        "must be specified for an update")], kind=rt.plural)
@@ -326,7 +289,7 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
 
 
-def _existing(api: Api, target: Target) -> JsonDict:
+def existing(api: Api, target: Target) -> JsonDict:
     old = api.store.get(target.rt.key, target.namespace, target.name)
     if old is None:
         raise not_found(target.rt, target.name)
@@ -385,127 +348,13 @@ def _namespace_finalizers(rt: ResourceType, obj: JsonDict) -> list[Any]:
     return list((obj.get("spec") or {}).get("finalizers") or [])
 
 
-# patch and apply -----------------------------------------------------------------------------------------------
-
-
-def patch_(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
-    rt = target.rt
-    if not target.name:
-        raise method_not_allowed()
-    kind = req.content_type
-    if kind not in PATCH_TYPES or (kind == STRATEGIC_PATCH and rt.is_custom):
-        accepted = CR_PATCH_TYPES if rt.is_custom else ALL_PATCH_TYPES
-        raise unsupported_media_type(f"the body of the request was in an unknown format - accepted media types "
-                                     f"include: {accepted}")
-    opts = options(req, apply=kind == APPLY_YAML, patch_request=True)
-    if kind == APPLY_YAML:
-        return apply_(api, target, req, opts)
-    body = req.json_body()
-    if target.subresource == "scale":
-        return _scale_write(api, target, opts, lambda live: _patched(api, scale.SCALE_TYPE, kind, live, body))
-    with api.store.lock:
-        old = _existing(api, target)
-        new = _patched(api, rt, kind, served_form(rt, old), body)
-        if not isinstance(new, dict):
-            raise bad_request("the patched object is not a JSON object")
-        check_type(rt, new)
-        decode(api, rt, new, opts)
-        check_identity(target, new)
-        code, obj = commit_update(api, target, old, new, opts)
-    return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
-
-
-def _patched(api: Api, rt: ResourceType, kind: str, live: JsonDict, body: Any) -> Any:
-    live = copy_json(live)
-    try:
-        if kind == JSON_PATCH:
-            if not isinstance(body, list):
-                raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
-            return patch.json_patch(live, body)
-        if not isinstance(body, dict):
-            raise bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
-        if kind == MERGE_PATCH:
-            return patch.merge_patch(live, body)
-        return patch.strategic_merge_patch(live, body, api.type_of(rt))
-    except patch.PatchTooLarge as e:
-        raise too_large(str(e)) from e
-    except patch.PatchError as e:
-        raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
-                       {"causes": [{"reason": "UnexpectedServerResponse", "message": str(e)}]}) from e
-
-
-def apply_(api: Api, target: Target, req: ApiRequest, opts: WriteOptions) -> ApiResponse:
-    rt = target.rt
-    config = req.object_body()
-    if target.subresource == "scale":
-        return _scale_write(api, target, opts, lambda _live: config)
-    _check_apply_type(rt, config)
-    check_apply_fields(api, target, config)
-    _check_apply_config(target, config)
-    with api.store.lock:
-        old = api.store.get(rt.key, target.namespace, target.name)
-        if old is None and target.subresource:
-            raise not_found(rt, target.name)
-        _check_apply_preconditions(rt, config, old)
-        try:
-            merged = ssa.apply(served_form(rt, old) if old else None, config, type_=api.type_of(rt),
-                               manager=opts.manager, force=opts.force, api_version=rt.api_version, now=now(),
-                               subresource=target.subresource or None, ignored=reset_fields(rt, target, old, config))
-        except ssa.ApplyConflict as e:
-            status = e.status()
-            raise ApiError(409, status["reason"], status["message"], status["details"]) from e
-        except (TypeError, ValueError, AttributeError, KeyError) as e:
-            raise typed_patch_error(target, config, f"{type(e).__name__}: {e}") from e
-        if old is None:
-            new = prepare_new(api, rt, merged)
-            apply_defaults(api, rt, new)
-            check_valid(api, rt, new, None)
-            return ApiResponse(201, served_form(rt, commit_create(api, rt, new, opts)), warnings=opts.warnings)
-        code, obj = commit_update(api, target, old, merged, opts, tracked=True)
-    return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
-
-
-def _check_apply_type(rt: ResourceType, config: JsonDict) -> None:
-    if config.get("apiVersion") != rt.api_version:
-        raise bad_request(f"Incorrect version specified in apply patch. Specified patch version: "
-                          f"{config.get('apiVersion', '')}, expected: {rt.api_version}")
-    if config.get("kind") != rt.kind:
-        raise bad_request(f"invalid object type: {rt.api_version}, Kind={config.get('kind', '')}")
-
-
-def _check_apply_config(target: Target, config: JsonDict) -> None:
-    if (config.get("metadata") or {}).get("managedFields") is not None:
-        raise bad_request("metadata.managedFields must be nil")
-    check_identity(target, config)
-
-
-def _check_apply_preconditions(rt: ResourceType, config: JsonDict, old: JsonDict | None) -> None:
-    rv, uid = rv_of(config), uid_of(config)
-    if rv and (old is None or rv != rv_of(old)):
-        raise conflict(rt, name_of(config))
-    if uid and (old is None or uid != uid_of(old)):
-        detail = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {uid_of(old or {})}"
-        raise conflict(rt, name_of(config), detail)
-
-
-def reset_fields(rt: ResourceType, target: Target, old: JsonDict | None, config: JsonDict) -> tuple[str, ...]:
-    """Fields the endpoint ignores (§1.7): status on main endpoints with a status subresource; the rest on /status."""
-    if target.subresource == "status":
-        if rt.is_custom:
-            keys = (set(old or {}) | set(config)) - {"status", "apiVersion", "kind"}
-            return tuple(sorted(keys))
-        keys = (set(old or {}) | set(config)) - {"status", "apiVersion", "kind", "metadata"}
-        return (*tuple(sorted(keys)), "metadata.labels")
-    return ("status",) if rt.has_status else ()
-
-
 # scale ---------------------------------------------------------------------------------------------------------
 
 
-def _scale_write(api: Api, target: Target, opts: WriteOptions, make_scale: Any) -> ApiResponse:
+def scale_write(api: Api, target: Target, opts: WriteOptions, make_scale: Any) -> ApiResponse:
     rt = target.rt
     with api.store.lock:
-        old = _existing(api, target)
+        old = existing(api, target)
         current = scale.from_parent(rt, old)
         wanted = make_scale(current)
         if not isinstance(wanted, dict):
