@@ -15,7 +15,7 @@ from engine.cli.install import parameter_text, print_tree
 from engine.cli.preflight import check_renders, given_values, prepare, secrets_hidden
 from engine.cli.records import check_versions, packages_to_record, record_packages
 from engine.errors import PermanentError
-from engine.kube import Kube
+from engine.kube import Conflict, Kube
 from engine.model import Package
 from engine.planner.triggers import upgrade_plan
 from engine.runner import CLI, DRIVER_ANNOTATION
@@ -23,6 +23,7 @@ from engine.runner import CLI, DRIVER_ANNOTATION
 __all__ = ["register"]
 
 Json = dict[str, Any]
+PATCH_ATTEMPTS = 5  # status writes of the manager between reading the Instance and patching it
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
@@ -180,10 +181,24 @@ def driven_here(instance: Mapping[str, Any], wait: bool) -> None:
 
 
 def patch_spec(kube: Kube, instance: Mapping[str, Any], spec: Json) -> Json:
-    """Merge-patch the Instance's spec, on the condition that it did not change since it was read."""
+    """Merge-patch the Instance's spec, on the condition that its spec did not change since it was read.
+
+    The manager writes the status all the time, which changes the resourceVersion but not the generation:
+    such a conflict is retried with the fresh resourceVersion; a new generation (someone changed the spec)
+    is refused.
+    """
     meta = instance.get("metadata") or {}
-    patch = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "spec": spec}
-    return kube.patch(*INSTANCE, str(meta.get("name")), str(meta.get("namespace")), patch)
+    name, namespace = str(meta.get("name")), str(meta.get("namespace"))
+    for _ in range(PATCH_ATTEMPTS):
+        patch = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "spec": spec}
+        try:
+            return kube.patch(*INSTANCE, name, namespace, patch)
+        except Conflict:
+            fresh = kube.get(*INSTANCE, name, namespace)
+            if fresh is None or (fresh.get("metadata") or {}).get("generation") != meta.get("generation"):
+                raise PermanentError(f"instance {name!r} was changed by someone else meanwhile; try again") from None
+            meta = fresh.get("metadata") or {}
+    raise PermanentError(f"instance {name!r} kept changing; try again")
 
 
 def waited(kube: Kube, args: argparse.Namespace, before: Json, patched: Json, plan: str, pkg: Package) -> int:
