@@ -1,10 +1,4 @@
-"""Informer: one kind's objects (all namespaces) kept in memory by list + watch, resumed after cuts, relisted on 410.
-
-Why not kubernetes.informer.SharedInformer: it needs a typed list function (it reads `resp.items` and
-`resp.metadata.resource_version` of generated models, so custom resources and dynamic kinds are out), it
-has no way to wait for the initial list (it lists in its thread and retries every 5 s), it fires MODIFIED
-for every unchanged object on a relist, and it sleeps on the system clock.
-"""
+"""Informer: one kind's objects (all namespaces) kept in memory by list + watch, resumed after cuts, relisted on 410."""
 
 from __future__ import annotations
 
@@ -37,6 +31,10 @@ def key_of(obj: dict[str, Any]) -> Key:
     return namespace_of(obj) or "", name_of(obj)
 
 
+# Why not kubernetes.informer.SharedInformer: it needs a typed list function (it reads `resp.items` and
+# `resp.metadata.resource_version` of generated models, so custom resources and dynamic kinds are out), it
+# has no way to wait for the initial list (it lists in its thread and retries every 5 s), it fires MODIFIED
+# for every unchanged object on a relist, and it sleeps on the system clock.
 class Informer:
     """A cache of one kind, filled by `start()` (which lists before it returns) and kept by a watch thread."""
 

@@ -1,10 +1,4 @@
-"""LeaderElector: leader election on a coordination.k8s.io/v1 Lease, with optimistic concurrency.
-
-Why not kubernetes.leaderelection: its LeaseLock builds its own CoordinationV1Api on the global default
-client (so it ignores this Kube's kubeconfig and escapes the request counters), its loop cannot be
-stopped (no stop signal; it sleeps on time.sleep and exits the process on bad settings), it never
-releases the lease on shutdown, and it refuses retry periods under a second, which tests need.
-"""
+"""LeaderElector: leader election on a coordination.k8s.io/v1 Lease, with optimistic concurrency."""
 
 from __future__ import annotations
 
@@ -30,6 +24,10 @@ def micro_time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# Why not kubernetes.leaderelection: its LeaseLock builds its own CoordinationV1Api on the global default
+# client (so it ignores this Kube's kubeconfig and escapes the request counters), its loop cannot be
+# stopped (no stop signal; it sleeps on time.sleep and exits the process on bad settings), it never
+# releases the lease on shutdown, and it refuses retry periods under a second, which tests need.
 class LeaderElector:
     """Campaigns for the Lease `namespace/name` as `identity` and renews it while leading.
 
