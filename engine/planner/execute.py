@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
+
+import networkx as nx
 
 from engine import graph
 from engine.model import Package, Plan, Step
@@ -51,7 +53,8 @@ def advance(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     """One decision's worth of progress of a running plan."""
     known = steps_of(record)
     current = {s.name: known.get(s.name) or fresh_step(s.name) for s in scope.plan.steps}
-    results = {s.name: progress_step(scope.of(s), current[s.name]) for s in scope.plan.steps}
+    later = superseded(scope, current)
+    results = {s.name: progress_step(scope.of(s), current[s.name], later[s.name]) for s in scope.plan.steps}
     records = {name: r.record for name, r in results.items()}
     if not any(r["status"] == PlanStatus.FATAL_ERROR for r in records.values()):
         started = start_ready(scope, records)
@@ -60,19 +63,52 @@ def advance(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     return collect(with_steps(reshaped(record, scope.plan), records), ordered)
 
 
-def progress_step(scope: StepScope, record: Json) -> StepResult:
+def progress_step(scope: StepScope, record: Json, later: frozenset[Ref] = frozenset()) -> StepResult:
+    """`later`: objects of this step that a later started step applied again (their drift is that step's)."""
     status = record.get("status")
     if status == PlanStatus.IN_PROGRESS:
         checked = check_step(scope, record)
         if checked.record["status"] not in (PlanStatus.IN_PROGRESS, PlanStatus.COMPLETE):
             return checked
-        healed = heal_step(scope, checked.record)
+        healed = heal_step(without(scope, later), checked.record)
         return StepResult(checked.record, checked.actions + healed.actions, healed.events, checked.deadline)
     if status == PlanStatus.ERROR:
         return retry_step(scope, record)
     if status == PlanStatus.COMPLETE:
-        return heal_step(scope, record)
+        return heal_step(without(scope, later), record)
     return StepResult(record)
+
+
+def superseded(scope: PlanScope, records: Mapping[str, Mapping[str, Any]]) -> dict[str, frozenset[Ref]]:
+    """Per step, the objects it renders that a started step after it (in the DAG) renders too.
+
+    A plan may apply one object in several steps, each with its own content (a StatefulSet's
+    rolling-update partition lowered step by step): the latest render is the one to keep, so an
+    earlier step must not restore its own version of the object as drift.
+    """
+    dag = graph.build(scope.plan)
+    started = {n for n, r in records.items() if r.get("status") not in (None, PlanStatus.PENDING)}
+    refs = {s.name: step_refs(scope.rendered, s.name) for s in scope.plan.steps}
+    return {
+        name: frozenset(r for after in nx.descendants(dag, name) & started for r in refs[after] & refs[name])
+        for name in refs
+    }
+
+
+def step_refs(rendered: Rendered, step: str) -> set[Ref]:
+    return {Ref.of(obj) for (name, _), task in rendered.items() if name == step for obj in task.objects}
+
+
+def without(scope: StepScope, refs: frozenset[Ref]) -> StepScope:
+    """`scope` with `refs` left out of what its step rendered."""
+    if not refs:
+        return scope
+    rendered = {
+        key: replace(task, objects=tuple(o for o in task.objects if Ref.of(o) not in refs))
+        if key[0] == scope.step.name else task
+        for key, task in scope.rendered.items()
+    }
+    return replace(scope, rendered=rendered)
 
 
 def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, StepResult]:
@@ -86,7 +122,9 @@ def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, Step
 def heal(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     """A COMPLETE plan: nothing to start, but what drifted is applied again."""
     known = steps_of(record)
-    results = [heal_step(scope.of(s), known[s.name]) for s in scope.plan.steps if s.name in known]
+    later = superseded(scope, known)
+    steps = [s for s in scope.plan.steps if s.name in known]
+    results = [heal_step(without(scope.of(s), later[s.name]), known[s.name]) for s in steps]
     return collect(dict(record), results)
 
 
