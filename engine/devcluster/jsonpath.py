@@ -1,12 +1,13 @@
-"""The small JSONPath subset of CRD printer columns: `.a.b`, `[0]`, `[*]`, `['x.y']` and `[?(@.k=="v")]`."""
+"""The small JSONPath subset of CRD printer columns: `.a.b`, `.a\\.b/c` (escaped dot), `[0]`, `[*]`, `['x.y']`
+and `[?(@.k=="v")]`."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-_TOKEN = re.compile(r"""\.([A-Za-z0-9_$-]+)|\[\s*(\d+|\*)\s*\]|\[\s*'([^']*)'\s*\]|\[\s*\?\(\s*@((?:\.[A-Za-z0-9_-]+)+)
-                        \s*==\s*["']([^"']*)["']\s*\)\s*\]""", re.X)
+_TOKEN = re.compile(r"""\.((?:[A-Za-z0-9_$/-]|\\\.)+)|\[\s*(\d+|\*)\s*\]|\[\s*'([^']*)'\s*\]
+                        |\[\s*\?\(\s*@((?:\.[A-Za-z0-9_-]+)+)\s*==\s*["']([^"']*)["']\s*\)\s*\]""", re.X)
 
 
 def parse(path: str) -> list[tuple[str, Any]] | None:
@@ -22,7 +23,7 @@ def parse(path: str) -> list[tuple[str, Any]] | None:
         if not m:
             return None
         if m[1] is not None:
-            steps.append(("field", m[1]))
+            steps.append(("field", m[1].replace("\\.", ".")))
         elif m[2] is not None:
             steps.append(("all", None) if m[2] == "*" else ("index", int(m[2])))
         elif m[3] is not None:

@@ -63,6 +63,23 @@ def test_custom_printer_columns(http: Any, widget_group: str, namespace: str) ->
     assert table["rows"][0]["cells"][:3] == ["w1", 4, None]
 
 
+def test_a_printer_column_reads_a_label_whose_key_has_escaped_dots(
+    devcluster: DevCluster, http: Any, namespace: str
+) -> None:
+    group = f"g{uuid.uuid4().hex[:8]}.example.com"
+    crd = widget_crd(group)
+    crd["spec"]["versions"][0]["additionalPrinterColumns"].insert(
+        0, {"name": "Owner", "type": "string", "jsonPath": r".metadata.labels.example\.com/owner"})
+    devcluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=crd)
+    path = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
+    http("POST", path, body={"apiVersion": f"{group}/v1", "kind": "Widget",
+                             "metadata": {"name": "w1", "labels": {"example.com/owner": "alice"}}, "spec": {"size": 1}})
+    table = http("GET", path, headers={"Accept": TABLE}).body
+    assert columns(table)[:2] == ["Name", "Owner"]
+    assert table["rows"][0]["cells"][:2] == ["w1", "alice"]
+    devcluster.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
+
+
 def test_a_crd_without_columns_shows_name_and_age(devcluster: DevCluster, http: Any, namespace: str) -> None:
     group = f"g{uuid.uuid4().hex[:8]}.example.com"
     devcluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
