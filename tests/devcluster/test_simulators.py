@@ -163,7 +163,7 @@ def test_an_unschedulable_pod_says_why_and_is_scheduled_once_a_node_gets_the_lab
         label_node(sim, "node2", {"pool": None})
 
 
-def test_a_pod_with_required_node_affinity_waits_for_a_matching_node_to_appear(sim: Sim) -> None:
+def test_a_pod_waits_for_a_node_matching_its_affinity_and_goes_with_it(sim: Sim) -> None:
     zone = unique("zone")
     sim.core.create_namespaced_pod(sim.namespace, pod("zonal", affinity=required_affinity("zone", zone)))
     sim.wait(lambda: condition_is(sim.read(sim.core.read_namespaced_pod, "zonal", sim.namespace), "PodScheduled",
@@ -176,6 +176,7 @@ def test_a_pod_with_required_node_affinity_waits_for_a_matching_node_to_appear(s
         assert running["spec"]["nodeName"] == node
     finally:
         sim.core.delete_node(node)
+    assert sim.wait(lambda: sim.read_or_none(sim.core.read_namespaced_pod, "zonal", sim.namespace) is None)
 
 
 def test_a_deleted_pod_is_removed_by_its_kubelet(sim: Sim) -> None:

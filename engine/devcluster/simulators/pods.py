@@ -14,6 +14,7 @@ from engine.devcluster.simulators.runtime import EVERYTHING, Ref, Stopwatch
 SCHEDULER = "kube-scheduler"
 KUBELET = "kubelet"
 PENDING = "*pending"  # resync marker: every Pending pod (a node appeared or changed)
+ORPHANS = "*orphans"  # resync marker: every pod bound to a node that is gone
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -48,10 +49,13 @@ class PodController:
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
         if POD.describes(obj):
             yield ref_of(obj)
-        elif NODE.describes(obj) and event != "DELETED":
-            yield "", PENDING
+        elif NODE.describes(obj):
+            yield "", ORPHANS if event == "DELETED" else PENDING
 
     def expand(self, marker: str) -> Iterable[Ref]:
+        if marker == ORPHANS:
+            return [ref_of(p) for p in self._api.objects(POD)
+                    if (p.get("spec") or {}).get("nodeName") and self._api.get(NODE, "", p["spec"]["nodeName"]) is None]
         if marker == PENDING:
             return [ref_of(p) for p in self._api.objects(POD) if (p.get("status") or {}).get("phase") == "Pending"]
         return [ref_of(p) for p in self._api.objects(POD)] if marker == EVERYTHING else []
@@ -103,7 +107,9 @@ class PodController:
     def _run(self, pod: JsonDict, node: JsonDict | None = None) -> float | None:
         node = node or self._api.get(NODE, "", str(pod["spec"]["nodeName"]))
         if node is None:
-            return None  # no kubelet on a node that does not exist: the pod stays Pending
+            if (pod.get("status") or {}).get("startTime"):  # its node went away: the pod garbage collector
+                self._api.delete(POD, *ref_of(pod), grace_seconds=0, uid=str(pod["metadata"].get("uid") or ""))
+            return None  # no kubelet on a node that does not exist (yet): the pod stays Pending
         ref, uid = ref_of(pod), str(pod["metadata"].get("uid") or "")
         remaining = self._clock.remaining(ref, uid, steering.duration_of(pod))
         stage = stage_after(pod, remaining)
