@@ -62,13 +62,14 @@ class Expectation:
 
     @property
     def name(self) -> str | None:
+        """The object's name when the expectation gives it as text (a pattern matches against every object)."""
         value = (self.fields.get("metadata") or {}).get("name")
-        return str(value) if value else None
+        return value if isinstance(value, str) and value else None
 
     @property
     def namespace(self) -> str | None:
         value = (self.fields.get("metadata") or {}).get("namespace")
-        return str(value) if value else None
+        return value if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True)
