@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engine.devcluster.simulators import conditions, placement, steering
-from engine.devcluster.simulators.jobs import compress
+from engine.devcluster.simulators.jobstatus import compress
 from engine.devcluster.simulators.podstatus import image_id, image_ref
 from engine.devcluster.simulators.timers import Timers
 from engine.devcluster.simulators.workloads import SAFE_ALPHABET, omit_zero, template_hash
