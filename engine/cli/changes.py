@@ -64,7 +64,7 @@ def newer(a: str, b: str) -> bool:
 
 
 def immutables_kept(pkg: Package, current: Mapping[str, Any], given: Mapping[str, Any]) -> None:
-    """Refuse a new value for an immutable parameter (given on an upgrade) that the Instance has set already."""
+    """Refuse a new value (given on an upgrade) for an immutable parameter; `current`: the values in force."""
     for name in sorted(given):
         param = next((p for p in pkg.parameters if p.name == name), None)
         if param is not None and param.immutable and name in current and current[name] != given[name]:

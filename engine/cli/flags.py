@@ -13,7 +13,7 @@ DEFAULT_TIMEOUT = "5m"
 
 def duration(text: str) -> float:
     """An argparse type: `90s`, `5m`, `1h30m` or plain seconds, as seconds (a usage error otherwise)."""
-    seconds = parse_duration(text)
+    seconds = parse_duration(float(text) if text.replace(".", "", 1).isdigit() else text)
     if seconds is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 90s, 5m or 1h30m")
     return seconds

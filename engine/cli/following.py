@@ -111,6 +111,8 @@ def follow_deletion(kube: Kube, start: Mapping[str, Any], timeout: float, out: T
 def standing(instance: Mapping[str, Any] | None, plan: str | None) -> str:
     """`; plan deploy is IN_PROGRESS (step app: waiting for ...)`, or nothing when there is no plan record."""
     status = (instance or {}).get("status") or {}
+    if not status:
+        return "; no manager has picked it up (is the kplan manager running?)"
     name = plan or (status.get("activePlan") or {}).get("name")
     record = (status.get("plans") or {}).get(name) or {}
     if not record:

@@ -92,7 +92,7 @@ def run_upgrade(args: argparse.Namespace) -> int:
     prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace, current)
     pkg = prepared.pkg
     changes.upgrade_check(pkg, current_pkg)
-    changes.immutables_kept(pkg, current, prepared.given)
+    changes.immutables_kept(pkg, changes.resolved_or_given(current_pkg, current), prepared.given)
     packages = packages_to_record(pkg, prepared.dependencies)
     check_versions(kube, packages, prepared.dependencies, kube.namespace)
     record_packages(kube, packages, kube.namespace)

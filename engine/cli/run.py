@@ -95,6 +95,7 @@ def change(kube: Kube, instance: Json, prepared: Prepared, plan: str | None) -> 
     wanted_plan = None
     if pkg.version_name != current_pkg.version_name:
         changes.upgrade_check(pkg, current_pkg)
+        changes.immutables_kept(pkg, changes.resolved_or_given(current_pkg, current), prepared.given)
         packages = packages_to_record(pkg, prepared.dependencies)
         check_versions(kube, packages, prepared.dependencies, kube.namespace)
         record_packages(kube, packages, kube.namespace)

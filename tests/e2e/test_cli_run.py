@@ -1,0 +1,202 @@
+"""`kubectl kplan run` (one-shot, no manager), `diff`, and secrets kept out of every command's output.
+
+`run` produces the same objects and final plan statuses as the manager for the same package; it runs a
+requested plan of an existing Instance, drives the children of Operator tasks, and ends with exit 1 when
+the plan ends FATAL_ERROR; uninstall drives the cleanup of what `run` installed. `diff` shows nothing for
+a fresh Instance and a diff with drift lines after a `kubectl edit` (exit 1), masking Secret values.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_harness import INSTANCE, SECRET, Cli, Result, package
+
+from engine.controller import Manager
+from engine.kube import Kube
+
+PASSWORD = f"password={SECRET}"
+TIMEOUT = ("--timeout", "60s")
+OBJECT_KINDS = [("v1", "ConfigMap"), ("v1", "Secret"), ("apps/v1", "Deployment")]
+SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "namespace")
+
+
+@pytest.fixture
+def cli(sim_kubeconfig: Path, sim_namespace: str, sim_kube: Kube) -> Cli:
+    return Cli(sim_kubeconfig, sim_namespace)
+
+
+@pytest.fixture
+def other_namespace(sim_kube: Kube) -> Iterator[str]:
+    name = f"r-{uuid.uuid4().hex[:10]}"
+    sim_kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    sim_kube.delete("v1", "Namespace", name)
+
+
+def error_line(result: Result) -> str:
+    assert result.code == 1, result.text
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.err
+    return lines[0]
+
+
+def comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object without what the server assigns (uids, versions, times) or what only a controller writes."""
+    meta = {k: v for k, v in obj["metadata"].items() if k not in SERVER_METADATA}
+    meta["ownerReferences"] = [{k: v for k, v in o.items() if k != "uid"} for o in meta.get("ownerReferences", [])]
+    return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
+
+
+def objects_of(kube: Kube, namespace: str, name: str) -> dict[tuple[str, str], dict[str, Any]]:
+    selector = f"kplan.dev/instance={name}"
+    return {(kind, o["metadata"]["name"]): comparable(o) for api, kind in OBJECT_KINDS
+            for o in kube.list(api, kind, namespace, label_selector=selector)}
+
+
+def plan_statuses(instance: dict[str, Any]) -> dict[str, Any]:
+    return {name: (record["status"], [(phase["name"], phase["status"], [(s["name"], s["status"], s.get("message"))
+                                                                         for s in phase["steps"]])
+                                      for phase in record["phases"]])
+            for name, record in instance["status"]["plans"].items()}
+
+
+def test_run_produces_the_same_objects_and_plan_statuses_as_the_manager(
+    cli: Cli, sim_kube: Kube, sim_kubeconfig: Path, other_namespace: str, manager: Manager
+) -> None:
+    args = ("--instance", "same", "-p", PASSWORD, "-p", "replicas=3")
+    cli.ok("install", package("cli-app"), *args, "--wait", *TIMEOUT)
+    alone = Cli(sim_kubeconfig, other_namespace)
+
+    result = alone("run", package("cli-app"), *args, *TIMEOUT)
+
+    assert result.code == 0, result.text
+    assert result.out.splitlines()[:7] == [
+        "operator.kplan.dev/cli-app created", "operatorversion.kplan.dev/cli-app-0.1.0 created",
+        "instance.kplan.dev/same created", "plan deploy: started",
+        "deploy/config/config: started", "deploy/config/legacy: started", "deploy/config/config: COMPLETE",
+    ]
+    assert "Step app [COMPLETE]" in result.out
+    by_manager, by_run = (sim_kube.get(*INSTANCE, "same", ns) for ns in (cli.namespace, other_namespace))
+    assert by_manager is not None and by_run is not None
+    assert by_run["metadata"]["annotations"] == {"kplan.dev/runner": "cli"}
+    assert by_run["spec"] == by_manager["spec"]
+    assert plan_statuses(by_run) == plan_statuses(by_manager)
+    assert objects_of(sim_kube, other_namespace, "same") == objects_of(sim_kube, cli.namespace, "same")
+    assert len(objects_of(sim_kube, other_namespace, "same")) == 4  # config, legacy, auth, the Deployment
+
+
+def test_run_on_an_existing_instance_runs_the_plan_asked_for_or_the_one_a_change_triggers(
+    cli: Cli, sim_kube: Kube
+) -> None:
+    cli.ok("run", package("cli-app"), "--instance", "solo", "-p", PASSWORD, *TIMEOUT)
+
+    requested = cli.ok("run", package("cli-app"), "--instance", "solo", "--plan", "backup", *TIMEOUT)
+    assert "plan backup: COMPLETE" in requested.out
+    changed = cli.ok("run", package("cli-app"), "--instance", "solo", "-p", "note=weekly", *TIMEOUT)
+    assert "instance.kplan.dev/solo changed (note=weekly); plan backup runs" in changed.out
+    assert sim_kube.get("v1", "ConfigMap", "solo-backup", cli.namespace)["data"] == {"note": "weekly"}  # type: ignore[index]
+    unchanged = cli.ok("run", package("cli-app"), "--instance", "solo", *TIMEOUT)
+    assert "instance.kplan.dev/solo unchanged" in unchanged.out
+    unknown = cli("run", package("cli-app"), "--instance", "solo", "--plan", "restore")
+    assert "has no plan named 'restore'" in error_line(unknown)
+
+
+def test_run_refuses_an_instance_the_manager_drives(cli: Cli, manager: Manager) -> None:
+    cli.ok("install", package("cli-app"), "--instance", "managed", "-p", PASSWORD, "--wait", *TIMEOUT)
+
+    result = cli("run", package("cli-app"), "--instance", "managed", "--plan", "backup")
+
+    assert "instance 'managed' is driven by the manager" in error_line(result)
+
+
+def test_run_drives_the_child_instances_of_operator_tasks(cli: Cli, sim_kube: Kube) -> None:
+    result = cli("run", package("cli-parent"), "--instance", "family", "-p", "greeting=hi", *TIMEOUT)
+
+    assert result.code == 0, result.text
+    assert "family-child: plan deploy: COMPLETE" in result.out
+    child = sim_kube.get(*INSTANCE, "family-child", cli.namespace)
+    assert child is not None
+    assert child["metadata"]["annotations"]["kplan.dev/runner"] == "cli"
+    assert child["status"]["plans"]["deploy"]["status"] == "COMPLETE"
+    data = sim_kube.get("v1", "ConfigMap", "family-child-config", cli.namespace)["data"]  # type: ignore[index]
+    assert data == {"greeting": "hi"}
+
+
+def test_run_exits_1_with_the_failing_step_when_the_plan_ends_fatal_error(cli: Cli, sim_kube: Kube) -> None:
+    taken = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "taken-config", "namespace": cli.namespace},
+             "data": {"zone": "theirs"}}
+    sim_kube.apply(taken, field_manager="someone-else")
+
+    result = cli("run", package("cli-app"), "--instance", "taken", "-p", PASSWORD, *TIMEOUT)
+
+    line = error_line(result)
+    assert "plan deploy of instance 'taken' ended FATAL_ERROR: step config:" in line
+    assert "someone-else" in line
+    assert "deploy/config/config: FATAL_ERROR" in result.out
+
+
+def test_uninstall_of_a_run_instance_drives_its_cleanup(cli: Cli, sim_kube: Kube) -> None:
+    cli.ok("run", package("cli-app"), "--instance", "solo", "-p", PASSWORD, *TIMEOUT)
+
+    result = cli("uninstall", "--instance", "solo", *TIMEOUT)
+
+    assert result.code == 0, result.text
+    assert "plan cleanup: COMPLETE" in result.out
+    assert sim_kube.get(*INSTANCE, "solo", cli.namespace) is None
+    assert objects_of(sim_kube, cli.namespace, "solo") == {}
+
+
+def test_diff_shows_drift_after_a_kubectl_edit(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("run", package("cli-app"), "--instance", "solo", "-p", PASSWORD, *TIMEOUT)
+    fresh = cli("diff", "--instance", "solo")
+    assert (fresh.code, fresh.out) == (0, ""), fresh.text
+    editor = tmp_path / "edit.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/zone: a/zone: q/' \"$1\"\n")
+    editor.chmod(0o755)
+    edited = cli.kubectl("edit", "configmap/solo-config", env={"KUBE_EDITOR": str(editor)})
+    assert edited.code == 0, edited.text
+
+    result = cli("diff", "--instance", "solo")
+
+    assert result.code == 1, result.text
+    lines = result.out.splitlines()
+    assert lines[:2] == ["--- live/ConfigMap/" + cli.namespace + "/solo-config",
+                         "+++ kplan/ConfigMap/" + cli.namespace + "/solo-config"]
+    assert "-  zone: q" in lines and "+  zone: a" in lines
+    assert f"drift: ConfigMap {cli.namespace}/solo-config .data.zone: kplan applies 'a', live has 'q'" in lines
+    assert any(line.startswith("conflict: ") and '"kubectl-edit" on .data.zone' in line for line in lines)
+
+
+def test_diff_masks_secret_values_and_exits_2_on_errors(cli: Cli, sim_kube: Kube) -> None:
+    cli.ok("run", package("cli-app"), "--instance", "solo", "-p", PASSWORD, *TIMEOUT)
+    sim_kube.patch("v1", "Secret", "solo-auth", cli.namespace, {"stringData": {"password": "Changed-by-hand"}},
+                   field_manager="kubectl-edit")
+
+    result = cli("diff", "--instance", "solo")
+
+    assert result.code == 1, result.text
+    assert "Changed-by-hand" not in result.text
+    assert f"drift: Secret {cli.namespace}/solo-auth .data.password: kplan applies *****, live has *****" in result.out
+    missing = cli("diff", "--instance", "nobody")
+    assert missing.code == 2 and "instance 'nobody' not found" in missing.err
+
+
+def test_secret_values_never_appear_in_any_output(cli: Cli, manager: Manager) -> None:
+    """The harness fails any command whose output holds the secret; this runs every kind of command with it."""
+    cli.ok("install", package("cli-app"), "--instance", "vault", "-p", PASSWORD, "--wait", *TIMEOUT)
+    updated = cli.ok("update", "--instance", "vault", "-p", f"password={SECRET}-2", "-p", "replicas=2", "--wait",
+                     *TIMEOUT)
+    assert "updated (password=*****, replicas=2)" in updated.out
+    for args in (("get", "instances"), ("get", "instances", "-o", "yaml"), ("get", "instances", "-o", "json"),
+                 ("plan", "status", "--instance", "vault"), ("plan", "status", "--instance", "vault", "-o", "json"),
+                 ("plan", "history", "--instance", "vault"), ("plan", "history", "--instance", "vault", "-o", "yaml"),
+                 ("diff", "--instance", "vault")):
+        assert cli(*args).code in (0, 1)
+    cli.ok("uninstall", "--instance", "vault", "--wait", *TIMEOUT)
+    assert len(cli.outputs) == 11
+    assert all(SECRET not in text for text in cli.outputs)
