@@ -8,7 +8,6 @@ Every phase is bounded by a count and a time budget, so the run ends by itself.
 from __future__ import annotations
 
 import json
-import platform
 import statistics
 import threading
 import time
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from _common import machine, percentile
 from kubernetes import client, watch
 
 from engine.devcluster.cluster import DevCluster
@@ -86,11 +86,6 @@ class Watcher:
             return self.arrived.wait_for(lambda: len(self.latencies) >= count, timeout)
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def measure(cluster: DevCluster) -> dict[str, Any]:
     config = client.Configuration()
     config.host = cluster.url
@@ -146,9 +141,10 @@ def measure(cluster: DevCluster) -> dict[str, Any]:
 
 def main() -> None:
     started = time.perf_counter()
+    facts = machine()
     with DevCluster(port=0) as cluster:
         figures = measure(cluster)
-    figures = {"bench": "devcluster", "objects": OBJECTS, "python": platform.python_version(), **figures,
+    figures = {"bench": "devcluster", "objects": OBJECTS, **facts, **figures,
                "wall_seconds": round(time.perf_counter() - started, 1)}
     print(json.dumps(figures))
 

@@ -13,82 +13,28 @@ ConfigMaps and Jobs are filled before the clock starts, as they would be in a ru
 from __future__ import annotations
 
 import json
-import platform
 import tempfile
-import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from engine import crds
-from engine.controller import Manager, ManagerSettings
+from _common import (
+    INSTANCE,
+    deploy_complete,
+    install_crds,
+    machine,
+    manager_for,
+    per_unit,
+    step_package,
+)
+
 from engine.devcluster.cluster import DevCluster
 from engine.kube import Kube, connect
-from engine.kube.transport import Transport
 
 STEPS = 50
 WAIT = 300.0  # seconds a plan may take before the benchmark gives up
-INSTANCE = ("kplan.dev/v1alpha1", "Instance")
-CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-
-STEP_TEMPLATE = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ Name }}-s%(i)d
-data:
-  step: "%(i)d"
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {{ Name }}-s%(i)d
-spec:
-  backoffLimit: 0
-  template:
-    metadata:
-      annotations:
-        devcluster.kplan.dev/duration: "0s"
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: main
-          image: busybox:1.36
-          command: ["true"]
-"""
-
-
-def package_files(name: str, strategy: str) -> dict[str, str]:
-    tasks = "".join(f"\n  - {{name: s{i}, kind: Apply, spec: {{resources: [s{i}.yaml]}}}}" for i in range(STEPS))
-    steps = "".join(f"\n          - {{name: s{i}, tasks: [s{i}]}}" for i in range(STEPS))
-    operator = (f"apiVersion: kplan.dev/v1alpha1\nname: {name}\noperatorVersion: 0.1.0\ntasks:{tasks}\n"
-                f"plans:\n  deploy:\n    phases:\n      - name: main\n        strategy: {strategy}\n"
-                f"        steps:{steps}\n")
-    files = {"operator.yaml": operator, "params.yaml": "apiVersion: kplan.dev/v1alpha1\nparameters: []\n"}
-    files.update({f"templates/s{i}.yaml": STEP_TEMPLATE % {"i": i} for i in range(STEPS)})
-    return files
-
-
-class TimedTransport(Transport):
-    """A Transport that adds up how long its request/answer round trips took (watch streams excluded)."""
-
-    def __init__(self, transport: Transport) -> None:
-        super().__init__(transport.api_client)
-        self.seconds = 0.0
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    def request(self, method: str, path: str, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return super().request(method, path, **kwargs)
-        finally:
-            with self._lock:
-                self.seconds += time.perf_counter() - start
-                self.calls += 1
 
 
 class JobClock:
@@ -114,44 +60,15 @@ class JobClock:
         return [self.completed[n] - self.created[n] for n in self.created if n in self.completed]
 
 
-def complete(instance: Mapping[str, Any] | None) -> bool:
-    plans = ((instance or {}).get("status") or {}).get("plans") or {}
-    return (plans.get("deploy") or {}).get("status") == "COMPLETE"
-
-
-@contextmanager
-def manager_for(kubeconfig: Path, namespace: str) -> Iterator[tuple[Manager, Kube, TimedTransport]]:
-    with connect(str(kubeconfig)) as kube:
-        timed = TimedTransport(kube.transport)
-        kube.transport = timed
-        manager = Manager(kube, ManagerSettings(workers=2, metrics_address=None, leader_elect=False,
-                                                watch_namespace=namespace))
-        stop = threading.Event()
-        thread = threading.Thread(target=manager.run, args=(stop,), daemon=True)
-        thread.start()
-        try:
-            yield manager, kube, timed
-        finally:
-            stop.set()
-            thread.join()
-
-
-def wait_ready(manager: Manager) -> None:
-    synced = threading.Event()
-    while not manager.ready():
-        synced.wait(0.01)
-
-
 def scenario(cluster: DevCluster, observer: Kube, kubeconfig: Path, strategy: str) -> dict[str, Any]:
     namespace = f"bench-{strategy}-{uuid.uuid4().hex[:6]}"
     observer.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    files = package_files(f"bench-{strategy}", strategy)
+    files = step_package(f"bench-{strategy}", STEPS, strategy)
     observer.create({"apiVersion": "kplan.dev/v1alpha1", "kind": "OperatorVersion",
                      "metadata": {"name": f"bench-{strategy}-0.1.0", "namespace": namespace},
                      "spec": {"operator": {"name": f"bench-{strategy}"}, "version": "0.1.0", "files": files}})
     jobs = JobClock(cluster, namespace)
     with manager_for(kubeconfig, namespace) as (manager, kube, timed):
-        wait_ready(manager)
         manager.caches.ensure("v1", "ConfigMap")
         manager.caches.ensure("batch/v1", "Job")
         before, seconds_before, calls_before = Counter(kube.requests), timed.seconds, timed.calls
@@ -159,7 +76,7 @@ def scenario(cluster: DevCluster, observer: Kube, kubeconfig: Path, strategy: st
         observer.create({"apiVersion": INSTANCE[0], "kind": INSTANCE[1],
                          "metadata": {"name": "b", "namespace": namespace},
                          "spec": {"operatorVersion": {"name": f"bench-{strategy}-0.1.0"}}})
-        observer.wait_for(*INSTANCE, "b", namespace, complete, WAIT, condition="deploy COMPLETE")
+        observer.wait_for(*INSTANCE, "b", namespace, deploy_complete, WAIT, condition="deploy COMPLETE")
         wall = time.perf_counter() - start
         round_trips, calls = timed.seconds - seconds_before, timed.calls - calls_before
         requests = Counter(kube.requests)
@@ -178,28 +95,19 @@ def scenario(cluster: DevCluster, observer: Kube, kubeconfig: Path, strategy: st
         "simulator_latency_seconds_on_critical_path": round(simulator, 3),
         "engine_overhead_per_step_ms": round((wall - round_trips) / STEPS * 1000, 2),
         "engine_overhead_per_step_excluding_simulator_ms": round((wall - round_trips - simulator) / STEPS * 1000, 2),
-        "api_requests_per_applied_object": {
-            verb: round(count / objects, 3) for verb, count in sorted(requests.items()) if count > 0
-        },
+        "api_requests_per_applied_object": per_unit(requests, objects),
         "reconciles": manager.metrics.reconciles,
     }
 
 
 def main() -> None:
+    figures: dict[str, Any] = {"benchmark": "plan", **machine()}
     with DevCluster(simulate=True, nodes=("node-1",)) as cluster, tempfile.TemporaryDirectory() as folder:
         kubeconfig = cluster.write_kubeconfig(Path(folder) / "config")
         with connect(str(kubeconfig)) as observer:
-            for definition in crds.load():
-                observer.apply(definition)
-                observer.wait_for(*CRD, definition["metadata"]["name"], None,
-                                  lambda crd: crd is not None and bool((crd.get("status") or {}).get("conditions")),
-                                  WAIT)
-            figures = {
-                "benchmark": "plan",
-                "python": platform.python_version(),
-                "chain_of_50": scenario(cluster, observer, kubeconfig, "serial"),
-                "parallel_50": scenario(cluster, observer, kubeconfig, "parallel"),
-            }
+            install_crds(observer)
+            figures["chain_of_50"] = scenario(cluster, observer, kubeconfig, "serial")
+            figures["parallel_50"] = scenario(cluster, observer, kubeconfig, "parallel")
     print(json.dumps(figures, indent=2))
 
 

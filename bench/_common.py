@@ -1,0 +1,233 @@
+"""What the benchmarks share: machine facts, percentiles, kplan's CRDs, step packages, a manager on a thread,
+a dev cluster in a process of its own, and a count of the requests a dev cluster answered over HTTP.
+
+Not a benchmark itself: running it prints nothing.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import platform
+import resource
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from engine import crds
+from engine.controller import Manager, ManagerSettings
+from engine.devcluster.cluster import DevCluster
+from engine.devcluster.requests import ApiRequest, ApiResponse
+from engine.kube import Kube, connect
+from engine.kube.metrics import verb_of
+from engine.kube.transport import Transport
+
+INSTANCE = ("kplan.dev/v1alpha1", "Instance")
+OPERATOR_VERSION = ("kplan.dev/v1alpha1", "OperatorVersion")
+CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+READY_WAIT = 60.0  # seconds CRDs, managers and dev clusters may take to become ready
+
+STEP_TEMPLATE = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ Name }}-s%(i)d
+data:
+  step: "%(i)d"
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ Name }}-s%(i)d
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations:
+        devcluster.kplan.dev/duration: "0s"
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: busybox:1.36
+          command: ["true"]
+"""
+
+
+def machine() -> dict[str, Any]:
+    """Python, cores and the load averages (1, 5, 15 min) when the benchmark started."""
+    return {"python": platform.python_version(), "cpus": os.cpu_count(),
+            "load_average": [round(load, 2) for load in os.getloadavg()]}
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def max_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    """Peak resident memory of this process (or its waited-for children), MiB."""
+    return round(resource.getrusage(who).ru_maxrss / 1024, 1)
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def per_unit(counts: Mapping[str, int], units: int) -> dict[str, float]:
+    """Counts by verb divided by `units`, verbs that were never used left out."""
+    return {verb: round(count / units, 3) for verb, count in sorted(counts.items()) if count > 0}
+
+
+def step_package(name: str, steps: int, strategy: str = "serial") -> dict[str, str]:
+    """The files of a package with one phase of `steps` steps, each a ConfigMap and a Job that ends at once."""
+    tasks = "".join(f"\n  - {{name: s{i}, kind: Apply, spec: {{resources: [s{i}.yaml]}}}}" for i in range(steps))
+    step_lines = "".join(f"\n          - {{name: s{i}, tasks: [s{i}]}}" for i in range(steps))
+    operator = (f"apiVersion: kplan.dev/v1alpha1\nname: {name}\noperatorVersion: 0.1.0\ntasks:{tasks}\n"
+                f"plans:\n  deploy:\n    phases:\n      - name: main\n        strategy: {strategy}\n"
+                f"        steps:{step_lines}\n")
+    files = {"operator.yaml": operator, "params.yaml": "apiVersion: kplan.dev/v1alpha1\nparameters: []\n"}
+    files.update({f"templates/s{i}.yaml": STEP_TEMPLATE % {"i": i} for i in range(steps)})
+    return files
+
+
+def write_package(files: Mapping[str, str], folder: Path) -> Path:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def install_crds(kube: Kube) -> None:
+    """Apply kplan's CRDs and wait until the server serves them."""
+    for definition in crds.load():
+        kube.apply(definition)
+        kube.wait_for(*CRD, definition["metadata"]["name"], None,
+                      lambda crd: crd is not None and bool((crd.get("status") or {}).get("conditions")), READY_WAIT)
+
+
+def deploy_complete(instance: Mapping[str, Any] | None) -> bool:
+    plans = ((instance or {}).get("status") or {}).get("plans") or {}
+    return (plans.get("deploy") or {}).get("status") == "COMPLETE"
+
+
+class TimedTransport(Transport):
+    """A Transport that adds up how long its request/answer round trips took (watch streams excluded)."""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport.api_client)
+        self.seconds = 0.0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return super().request(method, path, **kwargs)
+        finally:
+            with self._lock:
+                self.seconds += time.perf_counter() - start
+                self.calls += 1
+
+
+@contextmanager
+def manager_for(
+    kubeconfig: Path, namespace: str | None, workers: int = 2
+) -> Iterator[tuple[Manager, Kube, TimedTransport]]:
+    """A manager (no election, no HTTP endpoints) on a thread, ready to reconcile, stopped on exit."""
+    with connect(str(kubeconfig)) as kube:
+        timed = TimedTransport(kube.transport)
+        kube.transport = timed
+        manager = Manager(kube, ManagerSettings(workers=workers, metrics_address=None, leader_elect=False,
+                                                watch_namespace=namespace))
+        stop = threading.Event()
+        thread = threading.Thread(target=manager.run, args=(stop,), daemon=True)
+        thread.start()
+        try:
+            wait_until(manager.ready, READY_WAIT, "the manager to be ready")
+            yield manager, kube, timed
+        finally:
+            stop.set()
+            thread.join()
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what} after {timeout:g}s")
+        pause.wait(0.01)
+
+
+class RequestCount:
+    """Counts the requests a dev cluster answers over HTTP (in-process ones, the simulators', are left out),
+    by verb as engine.kube names them (apply is a PATCH with an apply patch; discovery is any non-resource path)."""
+
+    def __init__(self, cluster: DevCluster) -> None:
+        self.verbs: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._handle = cluster.api.handle
+        cluster.api.handle = self._counted  # type: ignore[method-assign]
+
+    def _counted(self, req: ApiRequest) -> ApiResponse:
+        if not req.in_process:
+            verb = verb_of(req.method, req.path, urlencode(req.query), req.content_type)
+            with self._lock:
+                self.verbs[verb] += 1
+        return self._handle(req)
+
+    def take(self) -> Counter[str]:
+        """The counts since the last take, and start again from zero."""
+        with self._lock:
+            found, self.verbs = self.verbs, Counter()
+        return found
+
+
+def _serve_cluster(conn: Connection, nodes: Sequence[str], kubeconfig: str) -> None:
+    with DevCluster(simulate=True, nodes=nodes) as cluster:
+        cluster.write_kubeconfig(kubeconfig)
+        conn.send(cluster.url)
+        conn.recv()  # anything: stop
+    conn.send({"max_rss_mib": max_rss_mib(), "cpu_seconds": round(cpu_seconds(), 1)})
+
+
+@contextmanager
+def cluster_process(nodes: Sequence[str] = ("node-1",)) -> Iterator[tuple[Path, Callable[[], dict[str, Any]]]]:
+    """A simulating DevCluster in a process of its own, so its memory and CPU are not the caller's.
+
+    Yields the kubeconfig and a function that stops the cluster and returns its peak memory and CPU time.
+    """
+    context = multiprocessing.get_context("spawn")
+    mine, theirs = context.Pipe()
+    with tempfile.TemporaryDirectory() as folder:
+        kubeconfig = Path(folder) / "config"
+        process = context.Process(target=_serve_cluster, args=(theirs, tuple(nodes), str(kubeconfig)), daemon=True)
+        process.start()
+        figures: dict[str, Any] = {}
+
+        def stop() -> dict[str, Any]:
+            if not figures and process.is_alive():
+                mine.send("stop")
+                if mine.poll(READY_WAIT):
+                    figures.update(mine.recv())
+            return figures
+
+        try:
+            if not mine.poll(READY_WAIT):
+                raise TimeoutError("the dev cluster process did not start")
+            mine.recv()
+            yield kubeconfig, stop
+        finally:
+            stop()
+            process.join(READY_WAIT)
+            if process.is_alive():
+                process.kill()

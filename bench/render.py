@@ -1,0 +1,241 @@
+"""Template rendering speed and package verification time; prints one JSON object.
+
+Figures: `engine.render.render_template` renders per second of a small template (a ConfigMap of a few values) and a
+large one (a Deployment and ConfigMap built by loops over 40 settings); `engine.render.render_plan` renders per
+second, and templates per second, of every plan of every package under operators/ with its default parameters —
+each without a cache (a fresh compile per render, as the planner renders on every pass) and with one
+`CompiledTemplates` cache reused across renders. Then `kplan package verify` per shipped package: the median time
+of `engine.package.verify.verify` in this process, and of the command in a new process (which includes starting
+Python and importing kplan: `kplan version` measures that alone). Each figure is bounded by a count and a time budget.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _common import machine
+
+from engine import params, render
+from engine.cli.template import placeholder_pipes
+from engine.model import Package
+from engine.package import loader, verify
+
+ROOT = Path(__file__).resolve().parent.parent
+OPERATORS = ROOT / "operators"
+KPLAN = Path(sys.executable).with_name("kplan")
+BUDGET = 2.0  # seconds each rate is measured for
+MAX_RENDERS = 20000
+CLI_REPEATS = 3
+VERIFY_REPEATS = 20
+SETTINGS = 40  # entries the large template loops over
+
+SMALL = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ Name }}-config
+data:
+  greeting: {{ Params.greeting | quote }}
+  replicas: "{{ Params.replicas }}"
+"""
+
+LARGE = """{%- set app = Name ~ "-web" %}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ app }}-settings
+  labels:
+    app.kubernetes.io/name: {{ app }}
+    app.kubernetes.io/version: {{ AppVersion | quote }}
+data:
+{%- for key, value in Params.settings | dictsort %}
+  {{ key }}: {{ value | string | quote }}
+{%- endfor %}
+  settings.json: {{ Params.settings | tojson | quote }}
+  checksum: {{ Params.settings | tojson | sha256 }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ app }}
+  labels:
+    app.kubernetes.io/name: {{ app }}
+spec:
+  replicas: {{ Params.replicas }}
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {{ app }}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {{ app }}
+      annotations:
+        {%- for key in Params.settings | list | sort %}
+        settings.example.org/{{ key }}: {{ loop.index | string | quote }}
+        {%- endfor %}
+    spec:
+      {%- if Params.replicas > 1 %}
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              podAffinityTerm:
+                topologyKey: kubernetes.io/hostname
+                labelSelector:
+                  matchLabels:
+                    app.kubernetes.io/name: {{ app }}
+      {%- endif %}
+      containers:
+        {%- for role in ["web", "sidecar", "metrics"] %}
+        - name: {{ role }}
+          image: {{ Params.image }}
+          args: {{ Params.settings | list | sort | tojson }}
+          env:
+            {%- for key, value in Params.settings | dictsort %}
+            - name: {{ key | upper | replace("-", "_") }}
+              valueFrom:
+                configMapKeyRef:
+                  name: {{ app }}-settings
+                  key: {{ key }}
+            {%- endfor %}
+          ports:
+            - containerPort: {{ 8080 + loop.index0 }}
+              name: {{ role[:4] }}
+          resources:
+            requests: {cpu: 100m, memory: {{ (64 * loop.index) ~ "Mi" }}}
+        {%- endfor %}
+"""
+
+
+def synthetic_package() -> Package:
+    operator = """apiVersion: kplan.dev/v1alpha1
+name: render-bench
+operatorVersion: 0.1.0
+appVersion: "1.0"
+tasks:
+  - {name: small, kind: Apply, spec: {resources: [small.yaml]}}
+  - {name: large, kind: Apply, spec: {resources: [large.yaml]}}
+plans:
+  deploy:
+    phases:
+      - name: main
+        steps:
+          - {name: small, tasks: [small]}
+          - {name: large, tasks: [large]}
+"""
+    parameters = """apiVersion: kplan.dev/v1alpha1
+parameters:
+  - {name: greeting, default: hello}
+  - {name: replicas, type: integer, default: 3}
+  - {name: image, default: "nginx:1.27"}
+  - {name: settings, type: map}
+"""
+    files = {"operator.yaml": operator, "params.yaml": parameters, "templates/small.yaml": SMALL,
+             "templates/large.yaml": LARGE}
+    return loader.from_files(files, "render-bench")
+
+
+def per_second(work: Callable[[], object]) -> float:
+    """Calls of `work` per second over BUDGET seconds (at most MAX_RENDERS calls)."""
+    work()  # a first call outside the clock: imports, and the cache's first compile
+    start = time.perf_counter()
+    done = 0
+    while done < MAX_RENDERS and time.perf_counter() - start < BUDGET:
+        work()
+        done += 1
+    return round(done / (time.perf_counter() - start), 1)
+
+
+def template_rates(pkg: Package, file: str, ctx: render.RenderContext) -> dict[str, Any]:
+    objects = render.render_template(pkg, file, ctx)
+    cache = render.CompiledTemplates()
+    uncached = per_second(lambda: render.render_template(pkg, file, ctx))
+    cached = per_second(lambda: render.render_template(pkg, file, ctx, cache=cache))
+    output = sum(len(json.dumps(obj)) for obj in objects)
+    return {"source_lines": pkg.templates[file].count("\n"), "objects": len(objects), "output_json_bytes": output,
+            "renders_per_second_uncached": uncached, "renders_per_second_cached": cached}
+
+
+def templates_of(pkg: Package, plan: str) -> int:
+    """Template files one render of `plan` renders."""
+    count = 0
+    for phase in pkg.plan(plan).phases:
+        for step in phase.steps:
+            for task in (pkg.task(name) for name in step.tasks):
+                count += len(task.resources) + (1 if task.pod else 0)
+    return count
+
+
+def plan_rate(pkg: Package, plan: str, ctx: render.RenderContext, cache: render.CompiledTemplates | None) -> float:
+    return per_second(lambda: render.render_plan(pkg, plan, ctx, cache=cache))
+
+
+def plan_rates(pkg: Package) -> dict[str, Any]:
+    ctx = render.RenderContext(instance="bench", namespace="default", params=params.resolve(pkg, {}),
+                               pipes=placeholder_pipes(pkg))
+    figures: dict[str, Any] = {}
+    for plan in sorted(pkg.plans):
+        rendered = render.render_plan(pkg, plan, ctx)
+        templates = templates_of(pkg, plan)
+        uncached, cached = plan_rate(pkg, plan, ctx, None), plan_rate(pkg, plan, ctx, render.CompiledTemplates())
+        figures[plan] = {
+            "templates": templates,
+            "objects": sum(len(objects) for objects in rendered.values()),
+            "renders_per_second_uncached": uncached,
+            "renders_per_second_cached": cached,
+            "templates_per_second_uncached": round(uncached * templates, 1),
+            "templates_per_second_cached": round(cached * templates, 1),
+        }
+    return figures
+
+
+def median_seconds(work: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run_cli(*args: str) -> None:
+    done = subprocess.run([str(KPLAN), *args], capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"kplan {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}")
+
+
+def verify_times(folder: Path) -> dict[str, Any]:
+    files = loader.read_files(str(folder))
+    pkg, problems = verify.verify(files, str(folder))
+    in_process = median_seconds(lambda: verify.verify(loader.read_files(str(folder)), str(folder)), VERIFY_REPEATS)
+    command = median_seconds(lambda: run_cli("package", "verify", str(folder)), CLI_REPEATS)
+    return {"valid": pkg is not None, "problems": len(problems), "in_process_ms_median": round(in_process * 1000, 2),
+            "command_seconds_median": round(command, 3)}
+
+
+def main() -> None:
+    started = time.perf_counter()
+    figures: dict[str, Any] = {"bench": "render", **machine()}
+    pkg = synthetic_package()
+    ctx = render.RenderContext(instance="bench", namespace="default",
+                               params=params.resolve(pkg, {"settings": {f"key-{i}": f"value {i}"
+                                                                        for i in range(SETTINGS)}}))
+    figures["render_template"] = {"small": template_rates(pkg, "small.yaml", ctx),
+                                  "large": template_rates(pkg, "large.yaml", ctx)}
+    packages = sorted(p for p in OPERATORS.iterdir() if (p / "operator.yaml").is_file())
+    figures["render_plan"] = {folder.name: plan_rates(loader.load(str(folder))) for folder in packages}
+    figures["kplan_version_command_seconds_median"] = round(median_seconds(lambda: run_cli("version"),
+                                                                           CLI_REPEATS), 3)
+    figures["package_verify"] = {folder.name: verify_times(folder) for folder in packages}
+    figures["wall_seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
