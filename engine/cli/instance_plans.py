@@ -14,7 +14,7 @@ from engine.cli import flags, output, progress
 from engine.cli.cluster import INSTANCE, connect_from, instance_of, package_of, try_package_of
 from engine.cli.following import Target, ended_with, follow, outcome, target_after
 from engine.cli.install import print_tree
-from engine.cli.instances import driven_here, patch_spec
+from engine.cli.instances import driven_by_cli, driven_here, patch_spec
 from engine.errors import PermanentError
 from engine.kube import Kube
 from engine.model import Package
@@ -63,6 +63,9 @@ def run_status(args: argparse.Namespace) -> int:
     if not args.wait:
         sys.stdout.write(progress.status_tree(instance, pkg, datetime.now(UTC), plans))
         return 0
+    if driven_by_cli(instance) and ended(instance, args.plan) is None:
+        raise PermanentError(f"instance {args.instance!r} is driven by `kplan run`, not by a manager, so its plan "
+                             "only moves while `kplan run PKG --instance NAME` runs; --wait would never end")
     found = watch_tree(kube, instance, pkg, plans, args.timeout)
     return ended_with(found, str(ended(found, args.plan)), args.plan)
 
