@@ -66,6 +66,22 @@ def test_install_wait_runs_deploy_to_complete_and_records_the_package(
     assert sim_kube.get("v1", "ConfigMap", "shop-config", ns)["data"]["replicas"] == "2"  # type: ignore[index]
 
 
+def test_install_wait_exits_1_with_the_failing_step_when_deploy_ends_fatal_error(
+    cli: Cli, sim_kube: Kube, manager: Manager
+) -> None:
+    taken = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shop-config", "namespace": cli.namespace},
+             "data": {"zone": "theirs"}}
+    sim_kube.apply(taken, field_manager="someone-else")
+
+    result = cli("install", package("cli-app"), "--instance", "shop", "-p", PASSWORD, *WAIT)
+
+    line = error_line(result)
+    assert "plan deploy of instance 'shop' ended FATAL_ERROR: step config:" in line
+    assert '"someone-else" on .data.zone' in line
+    assert "deploy/config/config: FATAL_ERROR" in result.out
+    assert "Step config [FATAL_ERROR]" in result.out
+
+
 def test_install_without_wait_prints_what_it_created(cli: Cli, sim_kube: Kube) -> None:
     result = cli("install", package("cli-app"), "-p", PASSWORD)
 
