@@ -38,7 +38,9 @@ def triggered_plan(pkg: Package, current: Mapping[str, Any], wanted: Mapping[str
 
     Raises ImmutableParameterChanged, ParameterInvalid, or PermanentError when the triggers disagree.
     """
-    return params.trigger_for_change(pkg, resolved_or_given(pkg, current), params.resolve(pkg, wanted))
+    declared = {p.name for p in pkg.parameters}
+    new = params.resolve(pkg, {k: v for k, v in wanted.items() if k in declared})
+    return params.trigger_for_change(pkg, resolved_or_given(pkg, current), new)
 
 
 def upgrade_check(new: Package, current: Package) -> None:

@@ -16,7 +16,7 @@ from engine import render
 from engine.cli.cluster import INSTANCE
 from engine.cli.following import Target, outcome
 from engine.errors import PermanentError, Timeout, TransientError
-from engine.kube import Caches, Kube
+from engine.kube import Caches, Kube, NotFound
 from engine.runner import CLI, DRIVER_ANNOTATION, RunEvent, Runner
 from engine.runner.acting import INSTANCE_NAMESPACE
 
@@ -99,7 +99,10 @@ class Driver:
                 continue
             if DRIVER_ANNOTATION not in (meta.get("annotations") or {}):
                 patch = {"metadata": {"annotations": {DRIVER_ANNOTATION: CLI}}}
-                self._kube.patch(*INSTANCE, str(meta.get("name")), self.namespace, patch)
+                try:
+                    self._kube.patch(*INSTANCE, str(meta.get("name")), self.namespace, patch)
+                except NotFound:  # deleted meanwhile: nothing to drive
+                    continue
             if (meta.get("annotations") or {}).get(DRIVER_ANNOTATION, CLI) == CLI:
                 self._driven = self._driven | {child_key}
                 self._wake.set()
