@@ -50,6 +50,10 @@ class TaskRender:
 
 Rendered = Mapping[tuple[str, str], TaskRender]  # (step, task) -> what the task renders
 
+# Compiled template code, shared by every render of this process: the planner renders the whole plan on every pass,
+# and compiling is most of a render's cost. Keyed by template name and source, so it never changes an outcome.
+TEMPLATES = render.CompiledTemplates()
+
 
 def render_plan(pkg: Package, plan: Plan, scene: Scene) -> dict[tuple[str, str], TaskRender]:
     """What every task of every step of `plan` renders, by (step, task)."""
@@ -57,7 +61,7 @@ def render_plan(pkg: Package, plan: Plan, scene: Scene) -> dict[tuple[str, str],
         instance=scene.owner.name, namespace=scene.owner.namespace, params=scene.values, plan=plan.name,
         pipes=scene.pipes, instance_uid=scene.owner.uid or None,
     )
-    by_step = render.render_plan(pkg, plan.name, base)
+    by_step = render.render_plan(pkg, plan.name, base, cache=TEMPLATES)
     found: dict[tuple[str, str], TaskRender] = {}
     for phase in plan.phases:
         for step in phase.steps:
@@ -75,14 +79,15 @@ def task_render(pkg: Package, task: Task, ctx: render.RenderContext, objects: li
         return TaskRender(objects=(children.child_instance(pkg, task, ctx),)), offset
     if task.kind is TaskKind.WAIT:
         return TaskRender(waits=tuple(pair for w in task.wait_for for pair in wait_targets(pkg, task, w, ctx))), offset
-    count = len(render.render_task(pkg, task, ctx))
+    count = len(render.render_task(pkg, task, ctx, cache=TEMPLATES))
     return TaskRender(objects=tuple(objects[offset:offset + count])), offset + count
 
 
 def wait_targets(pkg: Package, task: Task, wait: WaitFor, ctx: render.RenderContext) -> list[tuple[Ref, str]]:
     """The objects one `for` entry names: those its template renders, or `[apiVersion/]kind/name`."""
     if wait.resource.endswith((".yaml", ".yml")):
-        return [(Ref.of(obj), wait.condition) for obj in render.render_template(pkg, wait.resource, ctx)]
+        objects = render.render_template(pkg, wait.resource, ctx, cache=TEMPLATES)
+        return [(Ref.of(obj), wait.condition) for obj in objects]
     return [(named_ref(task, wait.resource, ctx.namespace), wait.condition)]
 
 
