@@ -90,30 +90,35 @@ def change(kube: Kube, instance: Json, prepared: Prepared, plan: str | None) -> 
     pkg = prepared.pkg
     if plan is not None and plan not in pkg.plans:
         raise PermanentError(f"package {pkg.name} {pkg.operator_version} has no plan named {plan!r}")
-    current_pkg, current = package_of(kube, instance), spec_parameters(instance)
+    packages = packages_to_record(pkg, prepared.dependencies)
+    check_versions(kube, packages, prepared.dependencies, kube.namespace)
+    spec, wanted_plan = spec_change(kube, instance, prepared, plan)
+    if wanted_plan is None:
+        print(f"instance.kplan.dev/{meta.get('name')} unchanged")
+        return Target(None, None, int(meta.get("generation") or 0))
+    record_packages(kube, packages, kube.namespace)
+    patched = patch_spec(kube, instance, spec)
+    given = f" ({parameter_text(pkg, prepared.given)})" if prepared.given else ""
+    print(f"instance.kplan.dev/{meta.get('name')} changed{given}; plan {wanted_plan} runs")
+    return target_after(instance, wanted_plan, patched)
+
+
+def spec_change(kube: Kube, instance: Json, prepared: Prepared, plan: str | None) -> tuple[Json, str | None]:
+    """The spec patch and the plan it runs: a requested plan, else an upgrade's, else the parameters' trigger."""
+    pkg, current_pkg, current = prepared.pkg, package_of(kube, instance), spec_parameters(instance)
     spec: Json = {}
     wanted_plan = None
     if pkg.version_name != current_pkg.version_name:
         changes.upgrade_check(pkg, current_pkg)
         changes.immutables_kept(pkg, changes.resolved_or_given(current_pkg, current), prepared.given)
-        packages = packages_to_record(pkg, prepared.dependencies)
-        check_versions(kube, packages, prepared.dependencies, kube.namespace)
-        record_packages(kube, packages, kube.namespace)
         spec["operatorVersion"], wanted_plan = {"name": pkg.version_name}, upgrade_plan(pkg)
-    wanted = {**current, **prepared.given}
+    elif prepared.given:
+        wanted_plan = changes.triggered_plan(pkg, current, {**current, **prepared.given})
     if prepared.given:
-        triggered = changes.triggered_plan(pkg, current, wanted) if not spec else None
-        wanted_plan = wanted_plan or triggered
-        spec["parameters"] = changes.parameters_patch(current, wanted)
+        spec["parameters"] = changes.parameters_patch(current, {**current, **prepared.given})
     if plan is not None:
         spec["planExecution"], wanted_plan = {"planName": plan, "uid": new_uid()}, plan
-    if not spec or wanted_plan is None:
-        print(f"instance.kplan.dev/{meta.get('name')} unchanged")
-        return Target(None, None, int(meta.get("generation") or 0))
-    patched = patch_spec(kube, instance, spec)
-    given = f" ({parameter_text(pkg, prepared.given)})" if prepared.given else ""
-    print(f"instance.kplan.dev/{meta.get('name')} changed{given}; plan {wanted_plan} runs")
-    return target_after(instance, wanted_plan, patched)
+    return spec, wanted_plan
 
 
 def new_uid() -> str:

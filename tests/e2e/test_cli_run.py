@@ -104,6 +104,11 @@ def test_run_on_an_existing_instance_runs_the_plan_asked_for_or_the_one_a_change
     assert "instance.kplan.dev/solo unchanged" in unchanged.out
     unknown = cli("run", package("cli-app"), "--instance", "solo", "--plan", "restore")
     assert "has no plan named 'restore'" in error_line(unknown)
+    upgraded = cli.ok("run", package("cli-app-v2"), "--instance", "solo", *TIMEOUT)
+    assert "instance.kplan.dev/solo changed; plan upgrade runs" in upgraded.out
+    assert "plan upgrade: COMPLETE" in upgraded.out
+    assert sim_kube.get(*INSTANCE, "solo", cli.namespace)["spec"]["operatorVersion"] == {  # type: ignore[index]
+        "name": "cli-app-0.2.0"}
 
 
 def test_run_refuses_an_instance_the_manager_drives(cli: Cli, manager: Manager) -> None:
