@@ -1,7 +1,7 @@
 """Rendering a whole plan before anything is decided: every task's objects, all or nothing (a RenderError escapes).
 
-`render.render_plan` renders the plan at once (and annotates pod templates with the hash of the
-configuration they use); its objects are split back into tasks by the count each task renders alone.
+`render.render_plan_tasks` renders the plan at once (and annotates pod templates with the hash of the
+configuration they use), each task's objects apart.
 """
 
 from __future__ import annotations
@@ -61,26 +61,24 @@ def render_plan(pkg: Package, plan: Plan, scene: Scene) -> dict[tuple[str, str],
         instance=scene.owner.name, namespace=scene.owner.namespace, params=scene.values, plan=plan.name,
         pipes=scene.pipes, instance_uid=scene.owner.uid or None,
     )
-    by_step = render.render_plan(pkg, plan.name, base, cache=TEMPLATES)
+    by_step = render.render_plan_tasks(pkg, plan.name, base, cache=TEMPLATES)
     found: dict[tuple[str, str], TaskRender] = {}
     for phase in plan.phases:
         for step in phase.steps:
-            objects, offset = by_step.get(step.name) or [], 0
+            outputs = iter(by_step.get(step.name) or [])
             for name in step.tasks:
                 ctx = dataclasses.replace(base, phase=phase.name, step=step.name, task=name)
-                found[(step.name, name)], offset = task_render(pkg, pkg.task(name), ctx, objects, offset)
+                found[(step.name, name)] = task_render(pkg, pkg.task(name), ctx, next(outputs, []))
     return found
 
 
-def task_render(pkg: Package, task: Task, ctx: render.RenderContext, objects: list[Json],
-                offset: int) -> tuple[TaskRender, int]:
-    """The task's share of its step's objects (starting at `offset`), and where the next task's share starts."""
+def task_render(pkg: Package, task: Task, ctx: render.RenderContext, objects: list[Json]) -> TaskRender:
+    """The task's share of the plan's render (`objects`: what the plan render gave this task)."""
     if task.kind is TaskKind.OPERATOR:
-        return TaskRender(objects=(children.child_instance(pkg, task, ctx),)), offset
+        return TaskRender(objects=(children.child_instance(pkg, task, ctx),))
     if task.kind is TaskKind.WAIT:
-        return TaskRender(waits=tuple(pair for w in task.wait_for for pair in wait_targets(pkg, task, w, ctx))), offset
-    count = len(render.render_task(pkg, task, ctx, cache=TEMPLATES))
-    return TaskRender(objects=tuple(objects[offset:offset + count])), offset + count
+        return TaskRender(waits=tuple(pair for w in task.wait_for for pair in wait_targets(pkg, task, w, ctx)))
+    return TaskRender(objects=tuple(objects))
 
 
 def wait_targets(pkg: Package, task: Task, wait: WaitFor, ctx: render.RenderContext) -> list[tuple[Ref, str]]:

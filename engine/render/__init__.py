@@ -4,7 +4,7 @@ from engine.render.cache import CompiledTemplates
 from engine.render.checks import check_template, referenced_params
 from engine.render.context import RenderContext
 from engine.render.limits import DEFAULT_LIMITS, Limits
-from engine.render.rendering import render_plan, render_string, render_task, render_template
+from engine.render.rendering import render_plan, render_plan_tasks, render_string, render_task, render_template
 from engine.render.sandbox import environment
 from engine.render.stamping import (
     ANNOTATION_CONFIG_HASH,
@@ -32,6 +32,7 @@ __all__ = [
     "is_namespaced",
     "referenced_params",
     "render_plan",
+    "render_plan_tasks",
     "render_string",
     "render_task",
     "render_template",

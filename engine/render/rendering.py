@@ -18,7 +18,7 @@ from engine.render.limits import DEFAULT_LIMITS, Clock, Limits
 from engine.render.sandbox import KplanEnvironment, environment
 from engine.render.stamping import stamp
 
-__all__ = ["render_plan", "render_string", "render_task", "render_template"]
+__all__ = ["render_plan", "render_plan_tasks", "render_string", "render_task", "render_template"]
 
 _RENDERS_RESOURCES = frozenset({TaskKind.APPLY, TaskKind.DELETE, TaskKind.TOGGLE})
 
@@ -60,17 +60,30 @@ def render_plan(
     All or nothing: the first template that fails raises RenderError. Pod templates that use
     a ConfigMap or Secret rendered by the plan are then annotated with the hash of its data.
     """
+    by_task = render_plan_tasks(pkg, plan, ctx, limits=limits, clock=clock, cache=cache)
+    return {step: [obj for objects in tasks for obj in objects] for step, tasks in by_task.items()}
+
+
+def render_plan_tasks(
+    pkg: Package, plan: str, ctx: RenderContext,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    clock: Clock = time.monotonic,
+    cache: CompiledTemplates | None = None,
+) -> dict[str, list[list[dict[str, Any]]]]:
+    """`render_plan` split by task: step name -> the objects of each of its tasks, in the step's task order
+    (an empty list for a task that renders no resources)."""
     env = environment(limits, clock, pkg.templates, cache)
     variables = template_variables(ctx, pkg)
-    rendered: dict[str, list[dict[str, Any]]] = {}
+    rendered: dict[str, list[list[dict[str, Any]]]] = {}
     for phase in _plan(pkg, plan).phases:
         for step in phase.steps:
-            objects = rendered.setdefault(step.name, [])
+            tasks = rendered.setdefault(step.name, [])
             for task in (_task(pkg, step.name, name) for name in step.tasks):
                 task_ctx = replace(ctx, plan=plan, phase=phase.name, step=step.name, task=task.name)
-                objects.extend(_render_task(env, pkg, task, task_ctx, with_location(variables, task_ctx)))
+                tasks.append(_render_task(env, pkg, task, task_ctx, with_location(variables, task_ctx)))
     try:
-        annotate_config_hashes(obj for objects in rendered.values() for obj in objects)
+        annotate_config_hashes(obj for tasks in rendered.values() for objects in tasks for obj in objects)
     except Exception as exc:
         raise as_render_error(exc, "operator.yaml") from exc
     return rendered

@@ -11,7 +11,7 @@ from render_helpers import SMALL, apply, configmap, context, package, serial_pla
 
 from engine.errors import RenderError
 from engine.model import Package, Phase, Plan, Step, Strategy, Task, TaskKind
-from engine.render import ANNOTATION_CONFIG_HASH, render_plan
+from engine.render import ANNOTATION_CONFIG_HASH, render_plan, render_plan_tasks
 
 
 def located(name: str) -> str:
@@ -41,6 +41,19 @@ class TestSteps:
             "c": ["deploy/two/c/tb"],
         }
         assert rendered["b"][0]["metadata"]["annotations"] == {"kplan.dev/plan": "deploy", "kplan.dev/step": "b"}
+
+    def test_split_by_task_in_step_order(self) -> None:
+        plan = serial_plan("deploy", ("a", ("two", "none", "one")), ("b", ()))
+        tasks = (apply("two", "c.yaml", "a.yaml"), Task("none", TaskKind.DUMMY), apply("one", "b.yaml"))
+        pkg = package({"a.yaml": configmap("a"), "b.yaml": configmap("b"), "c.yaml": configmap("c")},
+                      tasks=tasks, plans={"deploy": plan})
+        by_task = render_plan_tasks(pkg, "deploy", context(), limits=SMALL)
+        names = {step: [[obj["metadata"]["name"] for obj in objects] for objects in outputs]
+                 for step, outputs in by_task.items()}
+        assert names == {"a": [["c", "a"], [], ["b"]], "b": []}
+        assert render_plan(pkg, "deploy", context(), limits=SMALL) == {
+            step: [obj for objects in outputs for obj in objects] for step, outputs in by_task.items()
+        }
 
     def test_task_kinds(self) -> None:
         pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pipe\nspec: {containers: []}\n"
