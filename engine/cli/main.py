@@ -14,21 +14,26 @@ from collections.abc import Sequence
 from engine import __version__
 from engine.errors import KplanError
 
-# Command modules under engine.cli, in the order `kplan --help` lists them.
-COMMAND_MODULES: tuple[str, ...] = (
-    "init",
-    "install",
-    "instances",
-    "plan",
-    "get",
-    "diff",
-    "run",
-    "template",
-    "package",
-    "devcluster",
-    "manager",
-    "test",
-)
+# Command -> the module under engine.cli that registers it, in the order `kplan --help` lists them.
+# Only the module of the command being run is imported, so `kplan version` does not load the Kubernetes client.
+COMMANDS: dict[str, str] = {
+    "init": "init",
+    "install": "install",
+    "update": "instances",
+    "upgrade": "instances",
+    "rollback": "instances",
+    "uninstall": "instances",
+    "plan": "plan",
+    "get": "get",
+    "diff": "diff",
+    "run": "run",
+    "template": "template",
+    "package": "package",
+    "devcluster": "devcluster",
+    "manager": "manager",
+    "test": "test",
+}
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 
 
 def global_flags(default: object = None) -> argparse.ArgumentParser:
@@ -45,7 +50,8 @@ def global_flags(default: object = None) -> argparse.ArgumentParser:
     return flags
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser for `command` alone when it is known, else for every command (help, usage errors)."""
     parents = [global_flags(argparse.SUPPRESS)]
     parser = argparse.ArgumentParser(
         prog="kplan", description="Declarative operators for Kubernetes.", parents=[global_flags()]
@@ -53,13 +59,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     version = sub.add_parser("version", help="print the kplan version", parents=parents)
     version.set_defaults(func=lambda _args: print(f"kplan {__version__}") or 0)
-    for name in COMMAND_MODULES:
+    if command == "version":
+        modules: tuple[str, ...] = ()
+    else:
+        modules = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
+    for name in modules:
         importlib.import_module(f"engine.cli.{name}").register(sub, parents)
     return parser
 
 
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command word of `argv`, skipping the global flags and their values before it."""
+    _, rest = global_flags().parse_known_args(argv)
+    return next((word for word in rest if not word.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_of(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
