@@ -1,0 +1,222 @@
+"""Many Instances of a small package converging under one manager; prints one JSON object.
+
+A simulating dev cluster runs in a process of its own; this process runs one manager (engine.controller, no
+leader election) and creates N Instances (default 1000, `--instances N`) of a two-step package — a ConfigMap,
+then a Deployment of one replica that the simulator makes available at once — one after the other, as fast as
+the API server takes them, while the manager works. Figures: wall time from the first create to the last
+deploy plan COMPLETE and Instances per second; time-to-COMPLETE per Instance (its create sent → the observer's
+watch sees COMPLETE), p50/p90/p99/max; when each quarter of the Instances had converged (the trend); the
+manager's API requests by verb per Instance (reads should come from the watch caches, so list/get stay near
+zero); reconcile passes per Instance; peak resident memory of this process (manager side) before and after,
+and of the cluster's process; CPU seconds of both. `--tracemalloc` adds the peak of Python allocations (and
+slows everything down). Bounded by `--budget` seconds: when it runs out, the figures say how many converged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+import tracemalloc
+from collections import Counter
+from typing import Any
+
+from _common import (
+    INSTANCE,
+    cluster_process,
+    cpu_seconds,
+    deploy_complete,
+    install_crds,
+    machine,
+    manager_for,
+    max_rss_mib,
+    per_unit,
+    percentile,
+)
+
+from engine.kube import Kube, connect
+from engine.kube.objects import name_of
+
+NAMESPACE = "bench"
+PACKAGE = "bench-small"
+VERSION = f"{PACKAGE}-0.1.0"
+
+CONFIG = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ Name }}-config
+data:
+  greeting: {{ Params.greeting | quote }}
+"""
+
+APP = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ Name }}-app
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: "{{ Name }}"}
+  template:
+    metadata:
+      labels: {app: "{{ Name }}"}
+      annotations:
+        devcluster.kplan.dev/duration: "0s"
+    spec:
+      containers:
+        - name: app
+          image: nginx:1.27
+"""
+
+OPERATOR = f"""apiVersion: kplan.dev/v1alpha1
+name: {PACKAGE}
+operatorVersion: 0.1.0
+tasks:
+  - {{name: config, kind: Apply, spec: {{resources: [config.yaml]}}}}
+  - {{name: app, kind: Apply, spec: {{resources: [app.yaml]}}}}
+plans:
+  deploy:
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - {{name: config, tasks: [config]}}
+          - {{name: app, tasks: [app]}}
+"""
+
+PARAMS = """apiVersion: kplan.dev/v1alpha1
+parameters:
+  - {name: greeting, default: hello}
+"""
+
+
+class Completions:
+    """Watches the Instances of a namespace and notes when each one's deploy plan was first seen COMPLETE."""
+
+    def __init__(self, kube: Kube, namespace: str, timeout: float) -> None:
+        self.at: dict[str, float] = {}
+        self._changed = threading.Condition()
+        _, version = kube.list_with_version(*INSTANCE, namespace)
+        self._watch = kube.watch(*INSTANCE, namespace=namespace, resource_version=version, timeout=timeout)
+        self._thread = threading.Thread(target=self._follow, name="completions", daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        with self._watch:
+            for _change, obj in self._watch:
+                if deploy_complete(obj):
+                    with self._changed:
+                        self.at.setdefault(name_of(obj), time.perf_counter())
+                        self._changed.notify_all()
+
+    def wait(self, count: int, deadline: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self.at) >= count, max(0.0, deadline - time.perf_counter()))
+
+    def stop(self) -> None:
+        self._watch.stop()
+        self._thread.join(10)
+
+
+def instance(i: int) -> dict[str, Any]:
+    return {"apiVersion": INSTANCE[0], "kind": INSTANCE[1], "metadata": {"name": f"i{i:05d}", "namespace": NAMESPACE},
+            "spec": {"operatorVersion": {"name": VERSION}}}
+
+
+def converge(kube: Kube, count: int, completions: Completions, budget: float) -> tuple[dict[str, float], float, float]:
+    """Create `count` Instances; their create times, how long the creates took, and when it ended."""
+    start = time.perf_counter()
+    deadline = start + budget
+    created: dict[str, float] = {}
+    for i in range(count):
+        if time.perf_counter() > deadline:
+            break
+        obj = instance(i)
+        created[obj["metadata"]["name"]] = time.perf_counter()
+        kube.create(obj)
+    creating = time.perf_counter() - start
+    completions.wait(len(created), deadline)
+    return created, creating, start
+
+
+def quarters(done: list[float], start: float, count: int) -> dict[str, float]:
+    """Seconds from the first create until 25/50/75/100 % of `count` Instances had converged."""
+    ordered = sorted(done)
+    found = {}
+    for share in (25, 50, 75, 100):
+        needed = max(1, count * share // 100)
+        if len(ordered) >= needed:
+            found[f"{share}%"] = round(ordered[needed - 1] - start, 2)
+    return found
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    with cluster_process(nodes=("node-1", "node-2")) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
+        install_crds(obs)
+        obs.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        files = {"operator.yaml": OPERATOR, "params.yaml": PARAMS, "templates/config.yaml": CONFIG,
+                 "templates/app.yaml": APP}
+        obs.create({"apiVersion": "kplan.dev/v1alpha1", "kind": "OperatorVersion",
+                    "metadata": {"name": VERSION, "namespace": NAMESPACE},
+                    "spec": {"operator": {"name": PACKAGE}, "version": "0.1.0", "files": files}})
+        completions = Completions(obs, NAMESPACE, args.budget + 60)
+        rss_before = max_rss_mib()
+        if args.tracemalloc:
+            tracemalloc.start()
+        with manager_for(kubeconfig, NAMESPACE, args.workers) as (manager, kube, _timed):
+            manager.caches.ensure("v1", "ConfigMap")  # as in a manager that has run for a while
+            manager.caches.ensure("apps/v1", "Deployment")
+            before, cpu_before = Counter(kube.requests), cpu_seconds()
+            created, creating, start = converge(obs, args.instances, completions, args.budget)
+            wall = time.perf_counter() - start
+            cpu = cpu_seconds() - cpu_before
+            requests = Counter(kube.requests)
+            requests.subtract(before)
+            reconciles = manager.metrics.reconciles
+            if args.tracemalloc:
+                figures["tracemalloc_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+                tracemalloc.stop()
+        completions.stop()
+        cluster = stop_cluster()
+    done = {name: at for name, at in completions.at.items() if name in created}
+    latencies = [done[name] - created[name] for name in done]
+    converged = len(done)
+    figures.update({
+        "instances": args.instances,
+        "created": len(created),
+        "converged": converged,
+        "workers": args.workers,
+        "wall_seconds": round(wall, 2),
+        "create_seconds": round(creating, 2),
+        "instances_per_second": round(converged / wall, 2),
+        "seconds_until_converged": quarters(list(done.values()), start, args.instances),
+        "time_to_complete_seconds": {
+            "p50": round(percentile(latencies, 0.5), 3), "p90": round(percentile(latencies, 0.9), 3),
+            "p99": round(percentile(latencies, 0.99), 3), "max": round(max(latencies), 3),
+        } if latencies else {},
+        "api_requests_per_instance": per_unit(requests, max(1, converged)),
+        "reconciles_per_instance": round(reconciles / max(1, converged), 2),
+        "manager_side_max_rss_mib": {"before": rss_before, "after": max_rss_mib()},
+        "manager_side_cpu_seconds": round(cpu, 1),
+        "manager_side_cpu_ms_per_instance": round(cpu / max(1, converged) * 1000, 1),
+        "cluster_process": cluster,
+    })
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instances", type=int, default=1000, help="Instances to create (default 1000)")
+    parser.add_argument("--workers", type=int, default=2, help="the manager's worker threads (default 2)")
+    parser.add_argument("--budget", type=float, default=900.0, help="seconds before giving up (default 900)")
+    parser.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations (slower)")
+    args = parser.parse_args()
+    facts = machine()
+    figures = measure(args)
+    print(json.dumps({"bench": "instances", **facts, **figures}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
