@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import threading
 from typing import Any
 
@@ -40,6 +41,16 @@ def prepare_for_create(rt: ResourceType, obj: JsonDict, allocator: Allocator) ->
     prepare = _CREATE.get(rt.key)
     if prepare is not None:
         prepare(obj, allocator)
+    if rt.key == "/secrets":
+        fold_string_data(obj)
+
+
+def fold_string_data(secret: JsonDict) -> None:
+    """A Secret's write-only `stringData` is merged into `data`, base64-encoded, as the API server's conversion does."""
+    string_data = secret.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        encoded = {key: base64.b64encode(str(value).encode()).decode() for key, value in string_data.items()}
+        secret["data"] = {**(secret.get("data") or {}), **encoded}
 
 
 def _namespace_create(obj: JsonDict, _alloc: Allocator) -> None:
@@ -141,6 +152,8 @@ def prepare_for_update(rt: ResourceType, new: JsonDict, old: JsonDict, subresour
             del new["spec"]["finalizers"]
     if rt.key == "/services":
         _keep_allocations(new, old)
+    if rt.key == "/secrets" and not subresource:
+        fold_string_data(new)
 
 
 def _keep(new: JsonDict, old: JsonDict, key: str) -> None:

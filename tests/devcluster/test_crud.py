@@ -331,3 +331,19 @@ def test_escaped_names_in_paths_are_decoded(http: Any) -> None:
     escaped = name.replace(":", "%3A")
     assert http("GET", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{escaped}").body["metadata"]["name"] == name
     assert http("DELETE", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{escaped}").status == 200
+
+
+def test_secret_string_data_is_stored_base64_encoded_in_data(core: client.CoreV1Api, namespace: str,
+                                                             devcluster: DevCluster) -> None:
+    core.create_namespaced_secret(namespace, {"metadata": {"name": "s"}, "data": {"a": "eA=="},
+                                              "stringData": {"b": "hello"}})
+    stored = core.read_namespaced_secret("s", namespace)
+    assert stored.data == {"a": "eA==", "b": "aGVsbG8="} and stored.string_data is None
+    code, applied = devcluster.request(
+        "PATCH", f"/api/v1/namespaces/{namespace}/secrets/s", query={"fieldManager": "me"},
+        content_type="application/apply-patch+yaml",
+        body={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"b": "bye"}})
+    assert code == 200, applied
+    assert applied["data"]["b"] == "Ynll" and "stringData" not in applied
+    core.patch_namespaced_secret("s", namespace, {"stringData": {"c": "3"}})
+    assert core.read_namespaced_secret("s", namespace).data["c"] == "Mw=="
