@@ -128,30 +128,29 @@ def read_node(item: Any, where: str, problems: list[str]) -> Node | None:
 
 def load_steps(case: str, files: Mapping[str, str], timeout: float, problems: list[str]) -> tuple[Step, ...]:
     """The case's steps in order of their number."""
-    grouped: dict[int, dict[str, str]] = defaultdict(dict)
+    grouped: dict[int, list[tuple[str, str, str]]] = defaultdict(list)  # number -> (file, role, text)
     for name in sorted(files):
         match = STEP_FILE.fullmatch(name)
         if match is None:
             problems.append(f"tests/{case}/{name}: not a step file: name it NN-<name>.yaml, NN-assert.yaml or "
                             "NN-errors.yaml")
             continue
-        grouped[int(match.group(1))][name] = files[name]
+        grouped[int(match.group(1))].append((name, match.group(2), files[name]))
     return tuple(load_step(case, index, grouped[index], timeout, problems) for index in sorted(grouped))
 
 
-def load_step(case: str, index: int, files: Mapping[str, str], timeout: float, problems: list[str]) -> Step:
+def load_step(case: str, index: int, files: Sequence[tuple[str, str, str]], timeout: float,
+              problems: list[str]) -> Step:
     name = ""
     commands: list[Command] = []
     objects: list[Json] = []
     asserts: list[Expectation] = []
     errors: list[Expectation] = []
-    for file, text in sorted(files.items()):
+    for file, role, text in files:
         where = f"tests/{case}/{file}"
-        role = STEP_FILE.fullmatch(file).group(2)  # type: ignore[union-attr]  # matched by load_steps
         docs = parse_documents(text, where)
         if role in ("assert", "errors"):
-            expectations = read_expectations(docs, where, problems)
-            (asserts if role == "assert" else errors).extend(expectations)
+            (asserts if role == "assert" else errors).extend(read_expectations(docs, where, problems))
             continue
         name = name or role
         for position, doc in enumerate(docs):
@@ -160,10 +159,10 @@ def load_step(case: str, index: int, files: Mapping[str, str], timeout: float, p
                 check_keys(doc, {"apiVersion", "kind", "timeout", "commands"}, spot, problems)
                 timeout = duration(doc.get("timeout", timeout), spot, problems)
                 commands += read_commands(doc.get("commands") or [], spot, problems)
-            elif object_problem(doc) is None:
-                objects.append(doc)
+            elif (problem := object_problem(doc)) is not None:
+                problems.append(f"{spot}: {problem}")
             else:
-                problems.append(f"{spot}: {object_problem(doc)}")
+                objects.append(doc)
     return Step(index, name or "step", timeout, tuple(commands), tuple(objects), tuple(asserts), tuple(errors))
 
 
