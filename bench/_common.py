@@ -82,9 +82,10 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def per_unit(counts: Mapping[str, int], units: int) -> dict[str, float]:
-    """Counts by verb divided by `units`, verbs that were never used left out."""
-    return {verb: round(count / units, 3) for verb, count in sorted(counts.items()) if count > 0}
+def per_unit(counts: Mapping[str, int], units: int, always: Sequence[str] = ()) -> dict[str, float]:
+    """Counts by verb divided by `units`; verbs never used are left out, unless named in `always`."""
+    return {verb: round(counts.get(verb, 0) / units, 3) for verb in sorted({*counts, *always})
+            if counts.get(verb, 0) > 0 or verb in always}
 
 
 def step_package(name: str, steps: int, strategy: str = "serial") -> dict[str, str]:
