@@ -35,6 +35,12 @@ def newer(cached: Json | None, written: Json | None) -> Json | None:
     return cached
 
 
+def gone(obj: Mapping[str, Any]) -> bool:
+    """Deleted and held by no finalizer: the object no longer exists."""
+    meta = obj.get("metadata") or {}
+    return bool(meta.get("deletionTimestamp")) and not meta.get("finalizers")
+
+
 class RecentWrites:
     """Objects as our own writes returned them, kept until the cache shows them or something newer."""
 
@@ -43,8 +49,13 @@ class RecentWrites:
         self._lock = threading.Lock()
 
     def remember(self, obj: Json) -> None:
+        """Keep `obj` as written; a write that released the last finalizer of a deleted object left nothing to keep
+        (the server removed it as it answered, and its DELETED event may already have passed)."""
         with self._lock:
-            self._objects[Ref.of(obj)] = obj
+            if gone(obj):
+                self._objects.pop(Ref.of(obj), None)
+            else:
+                self._objects[Ref.of(obj)] = obj
 
     def forget(self, ref: Ref) -> None:
         with self._lock:
