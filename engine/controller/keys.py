@@ -12,6 +12,7 @@ INSTANCE_LABEL = "kplan.dev/instance"
 INSTANCE_NAMESPACE = "kplan.dev/instance-namespace"
 Json = Mapping[str, Any]
 ListInstances = Callable[[str], Iterable[Json]]  # the cached Instances of one namespace
+GetObject = Callable[[str, str, str, str], Json | None]  # (apiVersion, kind, namespace, name) -> the cached object
 
 
 def key(namespace: str, name: str) -> str:
@@ -27,11 +28,13 @@ class InstanceKeys:
 
     An Instance → itself; an OperatorVersion → the Instances that run it or ran it last; anything else →
     the Instance of its ownerReference, else of its `kplan.dev/instance` label (in the namespace of its
-    `kplan.dev/instance-namespace` annotation, else its own).
+    `kplan.dev/instance-namespace` annotation, else its own); a Pod a Job controls → the Job's Instances, since
+    a step waiting on a Job reads its pods (why they cannot be scheduled) and pod templates need not carry labels.
     """
 
-    def __init__(self, list_instances: ListInstances) -> None:
+    def __init__(self, list_instances: ListInstances, get_object: GetObject | None = None) -> None:
         self._list_instances = list_instances
+        self._get_object = get_object
 
     def __call__(self, obj: Json) -> set[str]:
         meta = obj.get("metadata") or {}
@@ -43,7 +46,17 @@ class InstanceKeys:
             found |= self._users(namespace, str(meta.get("name")))
         if not found:
             found |= labelled(obj)
+        if not found and obj.get("kind") == "Pod":
+            found |= self._via_job(obj)
         return found
+
+    def _via_job(self, pod: Json) -> set[str]:
+        meta = pod.get("metadata") or {}
+        for ref in meta.get("ownerReferences") or []:
+            if ref.get("controller") and ref.get("kind") == "Job" and self._get_object is not None:
+                job = self._get_object(str(ref.get("apiVersion")), "Job", str(meta.get("namespace")), str(ref["name"]))
+                return self(job) if job else set()
+        return set()
 
     def _users(self, namespace: str, version: str) -> set[str]:
         return {

@@ -61,7 +61,9 @@ class Manager:
         self.runner = Runner(kube, self.caches, settings=self.settings.planner, clock=self._clock, emit=self._on_run)
         self.metrics = Metrics(requests=lambda: kube.requests, depth=lambda: self.queue.depth,
                                leading=lambda: self.leading)
-        self._keys = InstanceKeys(lambda namespace: self.caches.list(*INSTANCE, namespace))
+        self._keys = InstanceKeys(lambda namespace: self.caches.list(*INSTANCE, namespace),
+                                  lambda api_version, kind, namespace, name: self.caches.get(api_version, kind, name,
+                                                                                             namespace))
         self._stopping = threading.Event()  # the whole manager
         self._campaign_stop = threading.Event()  # the elector, stopped only after the workers
         self._synced = threading.Event()

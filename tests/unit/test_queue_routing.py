@@ -1,5 +1,6 @@
 """Which Instance keys the manager queues for a watch event on an object (InstanceKeys): the Instance itself,
-the Instances of an OperatorVersion, the owner of an object, or its instance label and namespace annotation."""
+the Instances of an OperatorVersion, the owner of an object, its instance label and namespace annotation, or the
+Instance of the Job that controls a pod."""
 
 from __future__ import annotations
 
@@ -73,3 +74,18 @@ def test_objects_that_are_not_kplans_map_to_nothing() -> None:
 
     assert keys_with()(foreign_owner) == set()
     assert keys_with()(unlabelled_cluster_object) == set()
+
+
+def job_pod(job: str = "train") -> dict[str, Any]:
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": "j", "controller": True}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{job}-x7k2p", "namespace": "shop", "ownerReferences": [owner]}}
+
+
+def test_an_unlabelled_pod_of_a_job_maps_to_the_instance_of_its_job() -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "shop",
+           "ownerReferences": [{"apiVersion": API, "kind": "Instance", "name": "wf", "uid": "u"}]}}
+    cached = {("batch/v1", "Job", "shop", "train"): job}
+    keys = InstanceKeys(lambda _ns: [], lambda *ref: cached.get(ref))
+    assert keys(job_pod()) == {"shop/wf"}
+    assert keys(job_pod("unknown")) == set()
