@@ -72,6 +72,7 @@ def test_etcd_upgrade_rolls_one_member_per_step(cli: Cli, manager: Manager, chan
     assert [p for _, p in lowered] == [2, 1, 0]
     for (at, value), (following, _) in itertools.pairwise(lowered):
         between = rolled[at:following]
+        assert value is not None
         assert any((c.obj.get("status") or {}).get("updatedReplicas", 0) >= 3 - value
                    and (c.obj.get("status") or {}).get("readyReplicas") == 3
                    and c.obj["status"].get("observedGeneration") == c.obj["metadata"]["generation"]
