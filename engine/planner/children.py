@@ -1,4 +1,4 @@
-"""Operator tasks: the child Instance a parent applies, and how far the child's deploy plan got."""
+"""Operator tasks: the child Instance a parent applies, and how far the plan the child runs for it got."""
 
 from __future__ import annotations
 
@@ -53,13 +53,15 @@ def value(pkg: Package, source: Any, ctx: render.RenderContext, name: str) -> An
 
 
 def child_state(child: Mapping[str, Any] | None) -> tuple[str, str]:
-    """`(status, message)` of the child's deploy plan: COMPLETE only once the child saw its latest spec."""
+    """`(status, message)` of the plan the child runs for its latest spec: its deploy plan on install, the plan a
+    parameter change triggers (update, scale, ...) after that. Only once the child saw its latest spec."""
     if child is None:
         return "", "child Instance not found"
     meta, status = child.get("metadata") or {}, child.get("status") or {}
     generation, seen = meta.get("generation"), status.get("observedGeneration")
     if isinstance(generation, int) and (not isinstance(seen, int) or seen < generation):
         return "", f"waiting for the child Instance to observe generation {generation}"
-    deploy = (status.get("plans") or {}).get("deploy") or {}
-    state = str(deploy.get("status") or "NEVER_RUN")
-    return state, str(deploy.get("message") or f"deploy plan {state}")
+    name = str((status.get("activePlan") or {}).get("name") or "deploy")
+    plan = (status.get("plans") or {}).get(name) or {}
+    state = str(plan.get("status") or "NEVER_RUN")
+    return state, str(plan.get("message") or f"{name} plan {state}")

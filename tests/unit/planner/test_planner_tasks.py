@@ -190,6 +190,25 @@ def test_operator_task_is_done_when_the_child_deploy_plan_completes() -> None:
     assert driver.plan_status() == "COMPLETE"
 
 
+def test_operator_task_waits_for_the_plan_the_child_runs_for_its_latest_spec() -> None:
+    driver = Driver(one_step(operator_task(), params=(REPLICAS,)), instance())
+    driver.step()
+    child_ref = ref("Instance", "cache-postgres", "kplan.dev/v1alpha1")
+
+    def child_runs_update(update: dict[str, str]) -> None:
+        driver.cluster.set_status(child_ref, {
+            "observedGeneration": 1, "activePlan": {"name": "update", "status": update["status"]},
+            "plans": {"deploy": {"status": "COMPLETE"}, "update": update}})
+
+    child_runs_update({"status": "IN_PROGRESS", "message": "Deployment shop/db: 1/3 replicas available"})
+    driver.step(1)
+    record = driver.step_status("only")
+    assert record["status"] == "IN_PROGRESS" and "1/3 replicas available" in record["message"]
+    child_runs_update({"status": "COMPLETE"})
+    driver.step(1)
+    assert driver.plan_status() == "COMPLETE"
+
+
 def test_operator_task_fails_when_the_child_fails() -> None:
     driver = Driver(one_step(operator_task(), params=(REPLICAS,)), instance())
     driver.step()
