@@ -23,7 +23,8 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
                     f"{CONTEXT}, default {DEFAULT_KUBECONFIG}) and serve until interrupted.",
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
-    parser.add_argument("--nodes", default="", help="comma-separated node names for the simulators")
+    parser.add_argument("--nodes", default="node1",
+                        help="comma-separated node names for the simulators (default: one node, node1; '' for none)")
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
     parser.add_argument("--token", help="require this bearer token from clients")
     parser.set_defaults(func=run)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +93,12 @@ def test_in_process_watch_is_refused(own_cluster_factory: Callable[..., DevClust
     assert code == 400 and "subscribe" in body["message"]
 
 
-def test_the_cli_serves_until_terminated(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def served_by_the_cli(tmp_path: Path, *flags: str) -> Iterator[int]:
+    """`kplan devcluster` in a subprocess: checks what it prints, yields its port, and expects exit 0 on SIGTERM."""
     kubeconfig = tmp_path / "kc.yaml"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli.main", "devcluster", "--no-simulate",
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli.main", "devcluster", *flags,
                              "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     try:
@@ -104,12 +107,22 @@ def test_the_cli_serves_until_terminated(tmp_path: Path) -> None:
         second = proc.stdout.readline()
         assert first.startswith("dev cluster listening on http://127.0.0.1:")
         assert second.strip() == f"export KUBECONFIG={kubeconfig}"
-        url = first.split()[-1]
-        port = int(url.rsplit(":", 1)[1])
-        assert http_call(port, "GET", "/version").status == 200
+        yield int(first.split()[-1].rsplit(":", 1)[1])
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_cli_serves_until_terminated(tmp_path: Path) -> None:
+    with served_by_the_cli(tmp_path, "--no-simulate") as port:
+        assert http_call(port, "GET", "/version").status == 200
+        assert http_call(port, "GET", "/api/v1/nodes").body["items"] == []
+
+
+def test_the_cli_simulates_one_node_unless_told_otherwise(tmp_path: Path) -> None:
+    with served_by_the_cli(tmp_path) as port:
+        nodes = http_call(port, "GET", "/api/v1/nodes").body["items"]
+        assert [n["metadata"]["name"] for n in nodes] == ["node1"]
