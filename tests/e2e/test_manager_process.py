@@ -82,6 +82,8 @@ def test_a_manager_killed_mid_plan_is_replaced_and_the_plan_finishes_once(
 
 def test_only_the_lease_holder_reconciles_and_a_killed_holder_is_replaced(kplan: Kplan, manager_process: Start) -> None:
     managers = {name: manager_process(name, *SHORT_LEASE) for name in ("one", "two")}
+    # Probes answer from the start; ready means caches synced and leading or campaigning.
+    kplan.wait(lambda: all(m.get("/readyz")[0] == 200 for m in managers.values()))
     leader = managers[kplan.wait(lambda: holder(kplan))]
     standby = next(m for m in managers.values() if m is not leader)
 
