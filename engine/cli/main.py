@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -84,10 +85,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except KplanError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        return fail(str(e))
+    except OSError as e:  # files and folders given on the command line
+        return fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e.strerror or e))
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug: still one sentence, the traceback only when asked for
+        if os.environ.get("KPLAN_DEBUG"):
+            raise
+        return fail(f"unexpected {type(e).__name__}: {e} (set KPLAN_DEBUG=1 to see where)")
+
+
+def fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

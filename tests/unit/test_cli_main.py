@@ -1,10 +1,12 @@
-"""The CLI shell: the command map matches what the command modules register, and a command loads only its module."""
+"""The CLI shell: the command map matches what the command modules register, a command loads only its module,
+and every failure ends as one sentence on stderr with exit 1, never a traceback."""
 
 from __future__ import annotations
 
 import argparse
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +52,30 @@ def test_version_does_not_load_the_kubernetes_client() -> None:
     code = "import sys; from engine.cli.main import main; main(['version']); print('kubernetes' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["kplan 0.1.0", "False"]
+
+
+def test_an_os_error_is_one_sentence_naming_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    package = tmp_path / "pkg"
+    assert main(["package", "new", "pkg", "-d", str(tmp_path)]) == 0
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["package", "create", str(package), "-d", str(blocker / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(blocker / "out") in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_unexpected_exception_is_one_sentence_unless_debugging(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(_args: argparse.Namespace) -> int:
+        raise ValueError("boom")
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(func=broken)
+    monkeypatch.setattr("engine.cli.main.build_parser", lambda _command=None: parser)
+    monkeypatch.delenv("KPLAN_DEBUG", raising=False)
+    assert main([]) == 1
+    assert capsys.readouterr().err == "error: unexpected ValueError: boom (set KPLAN_DEBUG=1 to see where)\n"
+    monkeypatch.setenv("KPLAN_DEBUG", "1")
+    with pytest.raises(ValueError, match="boom"):
+        main([])
