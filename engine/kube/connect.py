@@ -42,8 +42,12 @@ def connect(
             kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             found = namespace or service_account_namespace()
     except (kube_config.ConfigException, OSError, ValueError) as exc:
-        source = f"kubeconfig {path}" if path else "the in-cluster configuration"
-        raise PermanentError(f"cannot load {source}: {exc}") from exc
+        if not path:
+            raise PermanentError(
+                "no cluster to talk to: give --kubeconfig or set KUBECONFIG (kplan devcluster starts a local one), "
+                "or run inside a cluster"
+            ) from exc
+        raise PermanentError(f"cannot load kubeconfig {path}: {exc}") from exc
     return Kube(CountingApiClient(configuration), found or "default", clock=clock)
 
 

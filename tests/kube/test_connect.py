@@ -53,3 +53,11 @@ def test_a_missing_kubeconfig_is_a_permanent_error(tmp_path: Path) -> None:
 def test_an_unknown_context_is_a_permanent_error(two_contexts: Path) -> None:
     with pytest.raises(PermanentError, match="cannot load kubeconfig"):
         connect(str(two_contexts), context="nowhere")
+
+
+def test_no_kubeconfig_outside_a_cluster_says_how_to_give_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config
+    with pytest.raises(PermanentError, match=r"^no cluster to talk to: give --kubeconfig or set KUBECONFIG"):
+        connect()
