@@ -10,8 +10,8 @@ from engine.devcluster.simulators.podsets import availability, is_live, is_ready
 from engine.devcluster.simulators.runtime import EVERYTHING, Ref
 from engine.devcluster.simulators.workloads import (
     MANAGER,
-    controller_of,
     generation_of,
+    keys_for,
     omit_zero,
     ref_of,
     template_hash,
@@ -79,14 +79,9 @@ class DaemonSetController:
         self._api = api
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
-        if DAEMONSET.describes(obj):
-            yield ref_of(obj)
-        elif NODE.describes(obj):
+        if NODE.describes(obj):
             yield "", EVERYTHING
-        elif POD.describes(obj):
-            owner = controller_of(obj, DAEMONSET)
-            if owner:
-                yield ref_of(obj)[0], owner
+        yield from keys_for(obj, DAEMONSET, POD)
 
     def expand(self, marker: str) -> Iterable[Ref]:
         return [ref_of(d) for d in self._api.objects(DAEMONSET)] if marker == EVERYTHING else []

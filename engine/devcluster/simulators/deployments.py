@@ -11,9 +11,9 @@ from engine.devcluster.simulators.runtime import EVERYTHING, Ref, Stopwatch
 from engine.devcluster.simulators.workloads import (
     MANAGER,
     controlled_by,
-    controller_of,
     desired_replicas,
     generation_of,
+    keys_for,
     omit_zero,
     owner_reference,
     ref_of,
@@ -137,12 +137,7 @@ class DeploymentController:
         self._clock = Stopwatch()
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
-        if DEPLOYMENT.describes(obj):
-            yield ref_of(obj)
-        elif REPLICASET.describes(obj):
-            owner = controller_of(obj, DEPLOYMENT)
-            if owner:
-                yield ref_of(obj)[0], owner
+        return keys_for(obj, DEPLOYMENT, REPLICASET)
 
     def expand(self, marker: str) -> Iterable[Ref]:
         return [ref_of(d) for d in self._api.objects(DEPLOYMENT)] if marker == EVERYTHING else []

@@ -9,7 +9,7 @@ from engine.devcluster.simulators.api import JOB, POD, Api, JsonDict
 from engine.devcluster.simulators.jobstatus import INDEX, Census, is_finished
 from engine.devcluster.simulators.podsets import new_pod
 from engine.devcluster.simulators.runtime import EVERYTHING, Ref, Stopwatch
-from engine.devcluster.simulators.workloads import MANAGER, controlled_by, controller_of, ref_of
+from engine.devcluster.simulators.workloads import MANAGER, controlled_by, controller_of, keys_for, ref_of
 
 TRACKING = "batch.kubernetes.io/job-tracking"
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -38,12 +38,7 @@ class JobController:
         self._clock = Stopwatch()
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
-        if JOB.describes(obj):
-            yield ref_of(obj)
-        elif POD.describes(obj):
-            owner = controller_of(obj, JOB)
-            if owner:
-                yield ref_of(obj)[0], owner
+        return keys_for(obj, JOB, POD)
 
     def expand(self, marker: str) -> Iterable[Ref]:
         return [ref_of(j) for j in self._api.objects(JOB)] if marker == EVERYTHING else []

@@ -17,9 +17,9 @@ from engine.devcluster.simulators.podsets import (
 from engine.devcluster.simulators.runtime import EVERYTHING, Ref
 from engine.devcluster.simulators.workloads import (
     MANAGER,
-    controller_of,
     desired_replicas,
     generation_of,
+    keys_for,
     omit_zero,
     ref_of,
 )
@@ -40,12 +40,7 @@ class ReplicaSetController:
         self._api = api
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
-        if REPLICASET.describes(obj):
-            yield ref_of(obj)
-        elif POD.describes(obj):
-            owner = controller_of(obj, REPLICASET)
-            if owner:
-                yield ref_of(obj)[0], owner
+        return keys_for(obj, REPLICASET, POD)
 
     def expand(self, marker: str) -> Iterable[Ref]:
         return [ref_of(rs) for rs in self._api.objects(REPLICASET)] if marker == EVERYTHING else []

@@ -10,9 +10,9 @@ from engine.devcluster.simulators.podsets import availability, is_live, is_ready
 from engine.devcluster.simulators.runtime import EVERYTHING, Ref
 from engine.devcluster.simulators.workloads import (
     MANAGER,
-    controller_of,
     desired_replicas,
     generation_of,
+    keys_for,
     omit_zero,
     owner_reference,
     ref_of,
@@ -110,12 +110,7 @@ class StatefulSetController:
         self._api = api
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
-        if STATEFULSET.describes(obj):
-            yield ref_of(obj)
-        elif POD.describes(obj):
-            owner = controller_of(obj, STATEFULSET)
-            if owner:
-                yield ref_of(obj)[0], owner
+        return keys_for(obj, STATEFULSET, POD)
 
     def expand(self, marker: str) -> Iterable[Ref]:
         return [ref_of(s) for s in self._api.objects(STATEFULSET)] if marker == EVERYTHING else []

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from engine.devcluster.simulators.api import Kind
+from engine.devcluster.simulators.runtime import Ref
 
 JsonDict = dict[str, Any]
 MANAGER = "kube-controller-manager"
@@ -39,6 +40,14 @@ def controller_of(obj: JsonDict, kind: Kind) -> str | None:
                 str(ref.get("apiVersion", "")).split("/")[0] == kind.api_version.split("/")[0]:
             return str(ref.get("name"))
     return None
+
+
+def keys_for(obj: JsonDict, kind: Kind, child: Kind) -> Iterator[Ref]:
+    """The key to reconcile when `obj` changes: itself if it is a `kind`, its controlling `kind` if it is a `child`."""
+    if kind.describes(obj):
+        yield ref_of(obj)
+    elif child.describes(obj) and (owner := controller_of(obj, kind)):
+        yield ref_of(obj)[0], owner
 
 
 def controlled_by(obj: JsonDict, owner_uid: str) -> bool:
