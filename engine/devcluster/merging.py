@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from engine.devcluster.fieldpath import FieldSet, Path, PathElement, Trie, key_element, value_element
+from engine.devcluster.objects import copy_json
 from engine.devcluster.schema import ANY, TypeNode
 
-__all__ = ["MISSING", "Comparison", "clone", "compare", "fieldset", "item_element", "merge", "prune", "same"]
+__all__ = ["MISSING", "Comparison", "compare", "fieldset", "item_element", "merge", "prune", "same"]
 
 
 class _Missing:
@@ -21,15 +22,6 @@ MISSING: Final = _Missing()
 """An absent value, as opposed to an explicit null."""
 
 Shape = Literal["map", "list"] | None
-
-
-def clone(value: Any) -> Any:
-    """A deep copy of a JSON value (much faster than copy.deepcopy)."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    return value
 
 
 def same(a: Any, b: Any) -> bool:
@@ -146,7 +138,7 @@ def _compare(old: Any, new: Any, type_: TypeNode, path: Path, result: Comparison
 def merge(live: Any, config: Any, type_: TypeNode) -> Any:
     """Merge an applied configuration into the live value: config wins, granular parts merge per key."""
     if config is MISSING:
-        return clone(live)
+        return copy_json(live)
     shape = _common_shape(live, config, type_) if live is not MISSING else None
     if shape is None:
         return _without_nulls(config)
@@ -191,7 +183,7 @@ def _merge_lists(live: list[Any], config: list[Any], type_: TypeNode) -> list[An
         if li < len(lhs):
             element = lhs[li][0]
             if element not in config_by:
-                out.append(clone(lhs[li][1]))
+                out.append(copy_json(lhs[li][1]))
                 li += 1
                 continue
             if element in taken or ri >= len(rhs):

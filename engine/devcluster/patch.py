@@ -7,7 +7,8 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from engine.devcluster.merging import clone, same
+from engine.devcluster.merging import same
+from engine.devcluster.objects import copy_json
 from engine.devcluster.schema import ANY, TypeNode
 
 __all__ = ["MAX_JSON_PATCH_OPERATIONS", "PatchError", "PatchTooLarge", "json_patch", "merge_patch",
@@ -39,8 +40,8 @@ def merge_patch(live: dict[str, Any], patch: Any) -> dict[str, Any]:
 
 def _merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
-        return clone(patch)
-    out = clone(target) if isinstance(target, dict) else {}
+        return copy_json(patch)
+    out = copy_json(target) if isinstance(target, dict) else {}
     for name, value in patch.items():
         if value is None:
             out.pop(name, None)
@@ -57,7 +58,7 @@ def json_patch(live: dict[str, Any], ops: Any) -> dict[str, Any]:
         raise PatchTooLarge(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, "
                             f"got: {len(ops)}")
     try:
-        result = jsonpatch.JsonPatch(ops).apply(clone(live))
+        result = jsonpatch.JsonPatch(ops).apply(copy_json(live))
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, ValueError) as exc:
         raise PatchError(str(exc)) from exc
     if not isinstance(result, dict):
@@ -69,7 +70,7 @@ def strategic_merge_patch(live: dict[str, Any], patch: dict[str, Any], type_: Ty
     """Strategic merge patch: lists with patchStrategy merge are merged by their patchMergeKey, others replaced."""
     if not isinstance(patch, dict):
         raise PatchError("strategic merge patch must be a JSON object")
-    return _merge_map(clone(live), clone(patch), type_)
+    return _merge_map(copy_json(live), copy_json(patch), type_)
 
 
 def _strategies(type_: TypeNode) -> list[str]:

@@ -9,7 +9,8 @@ from typing import Any
 from engine.devcluster import managedfields
 from engine.devcluster.fieldpath import FieldSet, Path, iterate, render
 from engine.devcluster.managedfields import Entry
-from engine.devcluster.merging import MISSING, clone, compare, fieldset, merge, prune, same
+from engine.devcluster.merging import MISSING, compare, fieldset, merge, prune, same
+from engine.devcluster.objects import copy_json
 from engine.devcluster.schema import TypeNode
 
 __all__ = ["ApplyConflict", "apply", "strip_managed_times", "track_update"]
@@ -112,7 +113,7 @@ def _starting_entries(old: Mapping[str, Any] | None, new: Mapping[str, Any], sub
 
 def strip_managed_times(obj: dict[str, Any]) -> dict[str, Any]:
     """A copy without managedFields[*].time, for the no-op check of writes."""
-    out: dict[str, Any] = clone(obj)
+    out: dict[str, Any] = copy_json(obj)
     for entry in _managed_fields(out) or []:
         if isinstance(entry, dict):
             entry.pop("time", None)
@@ -125,8 +126,8 @@ def _managed_fields(obj: Mapping[str, Any] | None) -> Any:
 
 
 def _without_managed_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: {k: clone(v) for k, v in value.items() if k != "managedFields"}
-            if name == "metadata" and isinstance(value, dict) else clone(value) for name, value in obj.items()}
+    return {name: {k: copy_json(v) for k, v in value.items() if k != "managedFields"}
+            if name == "metadata" and isinstance(value, dict) else copy_json(value) for name, value in obj.items()}
 
 
 def _with_managed_fields(obj: dict[str, Any], entries: dict[str, Entry]) -> dict[str, Any]:
@@ -170,7 +171,7 @@ def _reset(obj: dict[str, Any], live: dict[str, Any], ignored: tuple[str, ...]) 
             if value is MISSING:
                 holder.pop(last, None)
             else:
-                holder[last] = clone(value)
+                holder[last] = copy_json(value)
     return obj
 
 
@@ -189,7 +190,7 @@ def _keep_server_metadata(obj: dict[str, Any], live: dict[str, Any]) -> dict[str
     if isinstance(live_meta, dict) and isinstance(meta, dict):
         for name in _SERVER_METADATA:
             if name in live_meta:
-                meta[name] = clone(live_meta[name])
+                meta[name] = copy_json(live_meta[name])
             else:
                 meta.pop(name, None)
     return obj
