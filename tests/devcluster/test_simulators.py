@@ -187,11 +187,11 @@ def test_a_deleted_pod_is_removed_by_its_kubelet(sim: Sim) -> None:
 
 
 def test_stopping_the_cluster_stops_the_simulators() -> None:
-    before = {t.ident for t in threading.enumerate()}
+    before = set(threading.enumerate())  # the threads themselves: an ended thread's ident is reused by new ones
     running = DevCluster(port=0, simulate=True, nodes=("solo",)).start()
     code, body = running.request("GET", "/api/v1/nodes/solo")
     assert code == 200, body
-    started = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("devcluster-")]
+    started = [t for t in threading.enumerate() if t not in before and t.name.startswith("devcluster-")]
     assert {"devcluster-simulators", "devcluster-timers"} <= {t.name for t in started}
     running.stop()
     assert [t.name for t in started if t.is_alive() and t.name in ("devcluster-simulators", "devcluster-timers")] == []
