@@ -97,24 +97,45 @@ class Change:
         return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
 
 
+def revision(cluster: DevCluster) -> int:
+    """The resourceVersion of the cluster's latest commit."""
+    code, body = cluster.request("GET", "/api/v1/namespaces", query={"limit": "1"})
+    assert code == 200, body
+    return int(body["metadata"]["resourceVersion"])
+
+
 class Changes:
-    """Changes committed in one namespace and to cluster-scoped objects, in commit order."""
+    """Changes committed in one namespace and to cluster-scoped objects, in commit order.
+
+    The cluster delivers changes to the recorder on a thread of its own, so `all` first waits until the
+    recorder has seen every change committed before the call: what a test read from the cluster is there.
+    """
 
     def __init__(self, cluster: DevCluster, namespace: str) -> None:
         self._cluster, self._namespace = cluster, namespace
         self._items: list[Change] = []
-        self._lock = threading.Lock()
+        self._recorded = threading.Condition()
+        self._seen = 0  # the resourceVersion of the latest change delivered to the recorder
         self._unsubscribe = cluster.subscribe(self._record)
+        seen = revision(cluster)  # every later change is delivered
+        with self._recorded:
+            self._seen = max(self._seen, seen)
 
     def _record(self, change: str, obj: dict[str, Any]) -> None:
-        namespace = (obj.get("metadata") or {}).get("namespace")
-        if namespace in (None, "", self._namespace) and obj.get("kind") not in ("Event", "Lease"):
-            with self._lock:
-                self._items.append(Change(change, str(obj.get("kind")), str(obj["metadata"].get("name")), obj))
+        metadata = obj.get("metadata") or {}
+        with self._recorded:
+            if metadata.get("namespace") in (None, "", self._namespace) and obj.get("kind") not in ("Event", "Lease"):
+                self._items.append(Change(change, str(obj.get("kind")), str(metadata.get("name")), obj))
+            self._seen = max(self._seen, int(metadata["resourceVersion"]))
+            self._recorded.notify_all()
 
     @property
     def all(self) -> list[Change]:
-        with self._lock:
+        """Every recorded change, up to (at least) the latest commit before the call."""
+        committed = revision(self._cluster)
+        with self._recorded:
+            if not self._recorded.wait_for(lambda: self._seen >= committed, WAIT):
+                raise AssertionError(f"changes up to resourceVersion {committed} not delivered within {WAIT}s")
             return list(self._items)
 
     def first(self, predicate: Callable[[Change], bool]) -> int:
