@@ -10,35 +10,16 @@ from typing import Any
 import networkx as nx
 
 from engine import graph
-from engine.model import Package, Plan, Step
-from engine.planner.actions import Action, Event, Settings
+from engine.model import Plan
+from engine.planner.actions import Action, Event
 from engine.planner.refs import Ref
 from engine.planner.rendering import Rendered
-from engine.planner.stamping import Owner
 from engine.planner.status import PlanStatus, fresh_step, steps_of, with_steps
-from engine.planner.steps import StepResult, StepScope, check_step, heal_step, retry_step, start_step
+from engine.planner.steps import PlanScope, StepResult, StepScope, check_step, heal_step, retry_step, start_step
 
 __all__ = ["PlanScope", "Progress", "advance", "heal"]
 
 Json = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class PlanScope:
-    """Everything deciding about one plan reads."""
-
-    pkg: Package
-    plan: Plan
-    rendered: Rendered
-    observed: Mapping[Ref, Mapping[str, Any]]
-    values: Mapping[str, Any]
-    owner: Owner
-    now: datetime
-    settings: Settings
-
-    def of(self, step: Step) -> StepScope:
-        return StepScope(self.pkg, self.plan, step, self.rendered, self.observed, self.values, self.owner,
-                         self.now, self.settings)
 
 
 @dataclass(frozen=True)

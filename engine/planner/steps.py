@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -17,25 +17,34 @@ from engine.planner.stamping import Owner
 from engine.planner.status import PlanStatus
 from engine.planner.times import aware, retry_at, stamp, timeout_at
 
-__all__ = ["StepResult", "StepScope", "check_step", "heal_step", "retry_step", "start_step", "task_scopes"]
+__all__ = ["PlanScope", "StepResult", "StepScope", "check_step", "heal_step", "retry_step", "start_step", "task_scopes"]
 
 Json = dict[str, Any]
 GONE = "<gone>"  # drifted(): the object itself is missing
 
 
 @dataclass(frozen=True)
-class StepScope:
-    """Everything one step's decision reads."""
+class PlanScope:
+    """Everything deciding about one plan reads."""
 
     pkg: Package
     plan: Plan
-    step: Step
     rendered: Rendered
     observed: Mapping[Ref, Mapping[str, Any]]
     values: Mapping[str, Any]
     owner: Owner
     now: datetime
     settings: Settings
+
+    def of(self, step: Step) -> StepScope:
+        return StepScope(**{f.name: getattr(self, f.name) for f in fields(PlanScope)}, step=step)
+
+
+@dataclass(frozen=True)
+class StepScope(PlanScope):
+    """Everything one step's decision reads: its plan's scope and the step."""
+
+    step: Step
 
 
 @dataclass(frozen=True)
