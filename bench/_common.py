@@ -22,9 +22,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from engine import crds
+from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.controller import Manager, ManagerSettings
 from engine.devcluster.cluster import DevCluster
-from engine.devcluster.requests import ApiRequest, ApiResponse
 from engine.kube import Kube, connect
 from engine.kube.metrics import verb_of
 from engine.kube.transport import Transport

@@ -1,1 +1,1 @@
-"""A local, in-memory Kubernetes API server for development and tests, with kwok-like simulators."""
+"""Local clusters for development and tests: the in-memory dev backend or the real control plane, with simulators."""

@@ -31,14 +31,14 @@ from typing import Any
 
 import yaml
 
+from engine.apiserver.api import Api
+from engine.apiserver.faults import FaultInjector, FaultProfile
+from engine.apiserver.gc import Controllers
+from engine.apiserver.objects import copy_json
+from engine.apiserver.requests import ApiRequest
+from engine.apiserver.server import HttpServer
+from engine.apiserver.store import Subscription
 from engine.devcluster import kubeconfig
-from engine.devcluster.api import Api
-from engine.devcluster.faults import FaultInjector, FaultProfile
-from engine.devcluster.gc import Controllers
-from engine.devcluster.objects import copy_json
-from engine.devcluster.requests import ApiRequest
-from engine.devcluster.server import HttpServer
-from engine.devcluster.store import Subscription
 from engine.errors import PermanentError
 
 log = logging.getLogger(__name__)
@@ -88,9 +88,9 @@ class DevCluster:
 
     def _start_simulators(self) -> None:
         try:
-            simulators = importlib.import_module("engine.devcluster.simulators")
+            simulators = importlib.import_module("engine.simulators")
         except ModuleNotFoundError as e:
-            if e.name not in ("engine.devcluster.simulators",):
+            if e.name not in ("engine.simulators",):
                 raise
             log.warning("simulators are not available; the cluster runs without them")
             return

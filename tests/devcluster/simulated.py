@@ -109,7 +109,7 @@ def sim_fixture() -> Any:
         assert code == 201, body
         api = make_api_client(cluster)
         failures = Failures()
-        logger = logging.getLogger("engine.devcluster.simulators")
+        logger = logging.getLogger("engine.simulators")
         logger.addHandler(failures)
         try:
             yield Sim(cluster, api, name)

@@ -11,8 +11,8 @@ import urllib3
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
+from engine.apiserver.faults import FaultProfile, WatchCut
 from engine.devcluster.cluster import DevCluster
-from engine.devcluster.faults import FaultProfile, WatchCut
 
 from .helpers import configmap, http_call, make_api_client
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from engine.devcluster.patch import PatchError, PatchTooLarge, json_patch, merge_patch, strategic_merge_patch
-from engine.devcluster.schema import Schemas, TypeNode
+from engine.apiserver.patch import PatchError, PatchTooLarge, json_patch, merge_patch, strategic_merge_patch
+from engine.apiserver.schema import Schemas, TypeNode
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from engine.devcluster.simulators import conditions, placement, steering
-from engine.devcluster.simulators.jobstatus import compress
-from engine.devcluster.simulators.podstatus import image_id, image_ref
-from engine.devcluster.simulators.timers import Timers
-from engine.devcluster.simulators.workloads import SAFE_ALPHABET, omit_zero, template_hash
-from engine.devcluster.simulators.workqueue import Key, WorkQueue
+from engine.simulators import conditions, placement, steering
+from engine.simulators.controllers.jobstatus import compress
+from engine.simulators.controllers.workloads import SAFE_ALPHABET, omit_zero, template_hash
+from engine.simulators.kubelet.podstatus import image_id, image_ref
+from engine.simulators.timers import Timers
+from engine.simulators.workqueue import Key, WorkQueue
 
 WAIT = 10.0
 

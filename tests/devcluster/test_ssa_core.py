@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from engine.devcluster import fieldpath
-from engine.devcluster.schema import Schemas, TypeNode
-from engine.devcluster.ssa import ApplyConflict, apply, strip_managed_times, track_update
+from engine.apiserver import fieldpath
+from engine.apiserver.schema import Schemas, TypeNode
+from engine.apiserver.ssa import ApplyConflict, apply, strip_managed_times, track_update
 
 T0, T1, T2, T3, T4 = (f"2025-01-01T00:0{i}:00Z" for i in range(5))
 WIDGET_SCHEMA: dict[str, Any] = {

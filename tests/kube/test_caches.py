@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from engine.apiserver.faults import FaultProfile, WatchCut
 from engine.devcluster.cluster import DevCluster
-from engine.devcluster.faults import FaultProfile, WatchCut
 from engine.kube import Caches, Kube
 
 from .helpers import Changes, configmap, crd, eventually, install_crd, named

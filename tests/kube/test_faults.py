@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from engine.apiserver.faults import FaultProfile
 from engine.devcluster.cluster import DevCluster
-from engine.devcluster.faults import FaultProfile
 from engine.errors import ApiUnavailable, TransientError
 from engine.kube import Kube, connect
 

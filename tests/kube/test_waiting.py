@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from engine.apiserver.faults import FaultProfile
 from engine.devcluster.cluster import DevCluster
-from engine.devcluster.faults import FaultProfile
 from engine.errors import Timeout
 from engine.kube import Kube
 

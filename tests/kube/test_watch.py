@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from engine.apiserver.faults import FaultProfile, WatchCut
 from engine.devcluster.cluster import DevCluster
-from engine.devcluster.faults import FaultProfile, WatchCut
 from engine.kube import Expired, Kube
 
 from .helpers import WAIT, configmap

@@ -1,0 +1,1 @@
+"""A local, in-memory Kubernetes API server: discovery, CRUD, server-side apply, patches, watch, GC, CRDs."""

@@ -1,0 +1,123 @@
+"""The transport-free request and response that every handler works on (HTTP and in-process alike)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from engine.apiserver.status import ApiError, bad_request
+
+JSON = "application/json"
+APPLY_YAML = "application/apply-patch+yaml"
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+PATCH_TYPES = (APPLY_YAML, MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH)
+TRUE_VALUES = ("true", "True", "1")
+JSON_TYPES = ("application/json", "application/yaml", "")
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    method: str
+    path: str
+    query: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)  # lower-case names
+    body: bytes = b""
+    in_process: bool = False
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    @property
+    def accept(self) -> str:
+        return self.headers.get("accept", "")
+
+    @property
+    def user_agent(self) -> str:
+        return self.headers.get("user-agent", "")
+
+    def flag(self, name: str) -> bool:
+        return self.query.get(name, "") in TRUE_VALUES
+
+    def wants_table(self) -> bool:
+        return any("as=Table" in part for part in self.accept.split(","))
+
+    def json_body(self) -> Any:
+        """The body decoded as JSON (or YAML for apply patches and YAML content); 400 when it does not decode."""
+        if not self.body.strip():
+            raise bad_request("the body of the request is empty")
+        if self.content_type not in (*JSON_TYPES, *PATCH_TYPES):
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                           f"accepted media types include: {', '.join(JSON_TYPES[:2])}", {})
+        text = self.body.decode("utf-8", errors="replace")
+        if self.content_type in (APPLY_YAML, "application/yaml"):
+            return decode_yaml(text)
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise bad_request(f"couldn't get version/kind; json parse error: {e}") from e
+
+    def object_body(self) -> dict[str, Any]:
+        body = self.json_body()
+        if not isinstance(body, dict):
+            raise bad_request(f"couldn't get version/kind; json parse error: cannot decode {type_name(body)} "
+                              "into an object")
+        return body
+
+
+@dataclass
+class ApiResponse:
+    """A JSON answer, or a stream of newline-terminated JSON events when `stream` is set."""
+
+    code: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: Iterator[bytes] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def error(cls, err: ApiError) -> ApiResponse:
+        return cls(err.code, err.status(), dict(err.headers))
+
+
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def decode_yaml(text: str) -> Any:
+    """YAML (JSON first: it is what clients send, and much faster to decode)."""
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    try:
+        return yaml.load(text, Loader=YAML_LOADER)
+    except yaml.YAMLError as e:
+        raise bad_request(f"error decoding YAML: {one_line(str(e))}") from e
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def type_name(value: Any) -> str:
+    """The JSON type of a value, as validation messages name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"

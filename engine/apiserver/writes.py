@@ -1,0 +1,368 @@
+"""Create and update (PUT): request checks and decoding, then the commit path every write shares."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from engine.apiserver import crds, scale, ssa, strategies, structural, validation
+from engine.apiserver.defaults import apply_builtin
+from engine.apiserver.objects import (
+    JsonDict,
+    copy_json,
+    finalizers_of,
+    is_terminating,
+    meta,
+    name_of,
+    namespace_of,
+    now,
+    rv_of,
+)
+from engine.apiserver.reads import served_form
+from engine.apiserver.requests import (
+    ApiRequest,
+    ApiResponse,
+)
+from engine.apiserver.resources import ResourceType
+from engine.apiserver.routing import Target
+from engine.apiserver.status import (
+    ApiError,
+    ErrorType,
+    FieldError,
+    already_exists,
+    bad_request,
+    conflict,
+    forbidden,
+    internal,
+    invalid,
+    method_not_allowed,
+    not_found,
+)
+
+if TYPE_CHECKING:
+    from engine.apiserver.api import Api
+
+VALIDATION_MODES = ("Ignore", "Warn", "Strict")
+GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+PATCH_OPTIONS = ResourceType("meta.k8s.io", "v1", "patchoptions", "PatchOptions", False)
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    dry_run: bool
+    manager: str
+    validation: str
+    force: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def options(req: ApiRequest, *, apply: bool = False, patch_request: bool = False) -> WriteOptions:
+    dry_run = req.query.get("dryRun", "")
+    if dry_run and dry_run != "All":
+        raise bad_request(f'Invalid dry run value: "{dry_run}"; supported values: "All"')
+    mode = req.query.get("fieldValidation") or "Warn"
+    if mode not in VALIDATION_MODES:
+        raise bad_request(f'fieldValidation: Unsupported value: "{mode}": supported values: '
+                          '"Ignore", "Strict", "Warn"')
+    manager = req.query.get("fieldManager", "")
+    errors = []
+    if apply and not manager:
+        errors.append(FieldError(ErrorType.REQUIRED, "fieldManager", detail="is required for apply patch"))
+    if len(manager) > 128:
+        errors.append(FieldError(ErrorType.TOO_LONG, "fieldManager", manager, "may not be more than 128 bytes"))
+    if "force" in req.query and not apply and patch_request:
+        errors.append(FieldError(ErrorType.FORBIDDEN, "force", detail="may not be specified for non-apply patch"))
+    if errors:
+        raise invalid(PATCH_OPTIONS, "", errors)
+    if not manager:
+        manager = req.user_agent.split("/", 1)[0] or "unknown"
+    return WriteOptions(bool(dry_run), manager, mode, req.flag("force"))
+
+
+# decoding ------------------------------------------------------------------------------------------------------
+
+
+def check_type(rt: ResourceType, body: JsonDict) -> None:
+    """The body's apiVersion and kind must name the URL's resource (missing ones default to it)."""
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if api_version and api_version != rt.api_version:
+        raise bad_request(f"the API version in the data ({api_version}) does not match the expected API version "
+                          f"({rt.api_version})")
+    if kind and kind != rt.kind:
+        raise bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
+    body["apiVersion"], body["kind"] = rt.api_version, rt.kind
+
+
+def schema_view(api: Api, rt: ResourceType) -> structural.SchemaView | None:
+    definitions = api.schemas.definitions()
+    if rt.custom is not None:
+        return structural.SchemaView.custom_resource(rt.custom.schema, definitions)
+    name = api.schemas.definition_name(rt.api_version, rt.kind)
+    return structural.SchemaView(definitions[name], definitions, False) if name else None
+
+
+def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions) -> None:
+    """Type errors (400; for custom resources only in metadata, the rest is validated later), then drop unknown
+    fields: Warn adds warnings, Strict fails (400)."""
+    view = schema_view(api, rt)
+    if view is None:
+        return
+    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj)
+    if mismatches:
+        m = mismatches[0]
+        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: json: cannot '
+                          f"unmarshal {m.got} into Go struct field {m.struct} of type {m.expected}")
+    _check_secret_data(rt, obj)
+    unknown = structural.prune(view, obj)
+    if unknown and opts.validation == "Strict":
+        listed = ", ".join(f'unknown field "{p}"' for p in unknown)
+        raise bad_request(f"strict decoding error: {listed}")
+    if opts.validation == "Warn":
+        opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
+
+
+def metadata_only(view: structural.SchemaView) -> structural.SchemaView:
+    root = {"type": "object", "properties": {"metadata": view.root["properties"]["metadata"]}}
+    return structural.SchemaView(root, view.definitions, view.custom)
+
+
+def _check_secret_data(rt: ResourceType, obj: JsonDict) -> None:
+    if rt.key != "/secrets":
+        return
+    for value in (obj.get("data") or {}).values():
+        try:
+            base64.b64decode(str(value or ""), validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise bad_request(f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data: {e}') from e
+
+
+def check_identity(target: Target, body: JsonDict) -> None:
+    """Name and namespace in the body must agree with the URL."""
+    body_ns = namespace_of(body)
+    if target.rt.namespaced and body_ns and body_ns != target.namespace:
+        raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    if target.rt.namespaced:
+        meta(body)["namespace"] = target.namespace
+    elif body_ns:
+        meta(body).pop("namespace", None)
+    if target.name and name_of(body) != target.name:
+        raise bad_request(f"the name of the object ({name_of(body)}) does not match the name on the URL "
+                          f"({target.name})")
+
+
+# create --------------------------------------------------------------------------------------------------------
+
+
+def create(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
+    rt = target.rt
+    if target.name:
+        raise method_not_allowed()
+    opts = options(req)
+    body = req.object_body()
+    check_type(rt, body)
+    decode(api, rt, body, opts)
+    check_identity(target, body)
+    if rv_of(body):
+        raise internal("resourceVersion should not be set on objects to be created")
+    with api.store.lock:
+        _name_object(api, rt, body)
+        new = prepare_new(api, rt, body)
+        apply_defaults(api, rt, new)
+        check_valid(api, rt, new, None)
+        new = ssa.track_update(None, new, type_=api.type_of(rt), manager=opts.manager, api_version=rt.api_version,
+                               now=now())
+        stored = commit_create(api, rt, new, opts)
+    return ApiResponse(201, served_form(rt, stored), warnings=opts.warnings)
+
+
+def _name_object(api: Api, rt: ResourceType, body: JsonDict) -> None:
+    m = meta(body)
+    if m.get("name") or not m.get("generateName"):
+        return
+    prefix = str(m["generateName"])[:58]
+    for _ in range(8):
+        candidate = prefix + "".join(random.choices(GENERATE_ALPHABET, k=5))
+        if api.store.get(rt.key, namespace_of(body), candidate) is None:
+            m["name"] = candidate
+            return
+    raise ApiError(500, "ServerTimeout", f"failed to generate a unique name for {rt.qualified}")
+
+
+def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
+    """System metadata and the kind's create strategy on a fresh object."""
+    new = body
+    m = meta(new)
+    for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "generation"):
+        m.pop(key, None)
+    m["uid"] = str(uuid.uuid4())
+    m["creationTimestamp"] = now()
+    if rt.has_generation:
+        m["generation"] = 1
+    strategies.prepare_for_create(rt, new, api.allocator)
+    crds.prepare_for_create(api, rt, new)
+    return new
+
+
+def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict) -> None:
+    apply_builtin(rt.key, obj)
+    if rt.custom is not None:
+        view = schema_view(api, rt)
+        if view is not None:
+            structural.apply_defaults(view, obj)
+
+
+def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None) -> None:
+    errors = validation.meta_errors(rt, new)
+    if old is not None:
+        errors += validation.finalizer_errors(new, old)
+    if rt.custom is not None:
+        view = schema_view(api, rt)
+        if view is not None:
+            errors += structural.validate(view, new)
+    else:
+        errors += validation.builtin_errors(rt, new)
+        errors += crds.spec_errors(api, rt, new, old)
+        if old is not None:
+            errors += validation.update_errors(rt, new, old)
+    if errors:
+        raise invalid(rt, name_of(new), errors)
+
+
+def check_namespace_open(api: Api, rt: ResourceType, obj: JsonDict) -> None:
+    """Creates need an existing namespace that is not terminating."""
+    if not rt.namespaced:
+        return
+    ns = namespace_of(obj)
+    namespace = api.store.get("/namespaces", "", ns)
+    if namespace is None:
+        raise ApiError(404, "NotFound", f'namespaces "{ns}" not found', {"name": ns, "kind": "namespaces"})
+    if is_terminating(namespace):
+        cause = {"reason": "NamespaceTerminating", "message": f"namespace {ns} is being terminated",
+                 "field": "metadata.namespace"}
+        raise forbidden(rt, name_of(obj), f"unable to create new content in namespace {ns} because it is being "
+                                          "terminated", [cause])
+
+
+def commit_create(api: Api, rt: ResourceType, new: JsonDict, opts: WriteOptions) -> JsonDict:
+    check_namespace_open(api, rt, new)
+    existing = api.store.get(rt.key, namespace_of(new), name_of(new))
+    if existing is not None:
+        raise already_exists(rt, name_of(new), is_terminating(existing))
+    new = stored_form(rt, new)
+    if opts.dry_run:
+        meta(new)["resourceVersion"] = ""
+        return new
+    return api.store.create(rt.key, new)
+
+
+def stored_form(rt: ResourceType, obj: JsonDict) -> JsonDict:
+    """Custom resources are stored in their storage version (conversion None only rewrites apiVersion)."""
+    if rt.custom is not None and rt.custom.storage_version and rt.custom.storage_version != rt.version:
+        obj["apiVersion"] = f"{rt.group}/{rt.custom.storage_version}"
+    return obj
+
+
+# update --------------------------------------------------------------------------------------------------------
+
+
+def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
+    rt = target.rt
+    if not target.name:
+        raise method_not_allowed()
+    opts = options(req)
+    body = req.object_body()
+    if target.subresource == "scale":
+        return scale_write(api, target, opts, lambda _live: body)
+    check_type(rt, body)
+    decode(api, rt, body, opts)
+    check_identity(target, body)
+    with api.store.lock:
+        old = existing(api, target)
+        if not rv_of(body) and rt.is_custom and not target.subresource:
+            raise invalid(rt, target.name, [FieldError(ErrorType.INVALID, "metadata.resourceVersion", 0,
+                                                       "must be specified for an update")], kind=rt.plural)
+        code, obj = commit_update(api, target, old, body, opts)
+    return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
+
+
+def existing(api: Api, target: Target) -> JsonDict:
+    old = api.store.get(target.rt.key, target.namespace, target.name)
+    if old is None:
+        raise not_found(target.rt, target.name)
+    return old
+
+
+def carry_system_meta(rt: ResourceType, new: JsonDict, old: JsonDict) -> None:
+    """Immutable and server-owned metadata comes from the stored object; a changed uid is refused."""
+    m, old_m = meta(new), old.get("metadata") or {}
+    if m.get("uid") and m["uid"] != old_m.get("uid"):
+        raise invalid(rt, name_of(old), [FieldError(ErrorType.INVALID, "metadata.uid", m["uid"],
+                                                    "field is immutable")])
+    for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+                "resourceVersion"):
+        if key in old_m:
+            m[key] = old_m[key]
+        else:
+            m.pop(key, None)
+    m.pop("selfLink", None)
+
+
+def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: WriteOptions, *,
+                  tracked: bool = False) -> tuple[int, JsonDict]:
+    """The shared tail of PUT, PATCH and apply on an existing object; `tracked`: managedFields already done."""
+    rt, sub = target.rt, target.subresource
+    if rv_of(new) and rv_of(new) != rv_of(old):
+        raise conflict(rt, name_of(old))
+    new["apiVersion"], new["kind"] = old.get("apiVersion", rt.api_version), rt.kind
+    carry_system_meta(rt, new, old)
+    strategies.prepare_for_update(rt, new, old, sub)
+    crds.prepare_for_update(rt, new, old)
+    apply_defaults(api, rt, new)
+    check_valid(api, rt, new, old)
+    if strategies.spec_changed(rt, new, old):
+        meta(new)["generation"] = int(meta(new).get("generation") or 0) + 1
+    if not tracked:
+        new = ssa.track_update(old, new, type_=api.type_of(rt), manager=opts.manager,
+                               api_version=rt.api_version, now=now(), subresource=sub or None)
+    if ssa.strip_managed_times(new) == ssa.strip_managed_times(old):
+        return 200, old
+    if opts.dry_run:
+        return 200, new
+    return 200, store_update(api, rt, new)
+
+
+def store_update(api: Api, rt: ResourceType, new: JsonDict) -> JsonDict:
+    """Write an update; the one that empties the finalizers of a terminating object removes it."""
+    if is_terminating(new) and not finalizers_of(new) and not _namespace_finalizers(rt, new):
+        return api.store.remove(rt.key, new)
+    return api.store.update(rt.key, new)
+
+
+def _namespace_finalizers(rt: ResourceType, obj: JsonDict) -> list[Any]:
+    if rt.key != "/namespaces":
+        return []
+    return list((obj.get("spec") or {}).get("finalizers") or [])
+
+
+# scale ---------------------------------------------------------------------------------------------------------
+
+
+def scale_write(api: Api, target: Target, opts: WriteOptions, make_scale: Any) -> ApiResponse:
+    rt = target.rt
+    with api.store.lock:
+        old = existing(api, target)
+        current = scale.from_parent(rt, old)
+        wanted = make_scale(current)
+        if not isinstance(wanted, dict):
+            raise bad_request("the body of the request is not a Scale object")
+        requested_rv = rv_of(wanted)
+        if requested_rv and requested_rv != rv_of(old):
+            raise conflict(rt, target.name)
+        replicas = scale.replicas_of(rt, target.name, wanted)
+        parent = scale.to_parent(rt, copy_json(served_form(rt, old)), replicas)
+        _, obj = commit_update(api, target, old, parent, opts)
+    return ApiResponse(200, scale.from_parent(rt, obj), warnings=opts.warnings)

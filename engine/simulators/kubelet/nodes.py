@@ -1,0 +1,99 @@
+"""The kubelet's side of Nodes: registers the configured nodes and keeps every node's status Ready."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterable, Sequence
+
+from engine.simulators import conditions
+from engine.simulators.api import NODE, Api, Conflict, JsonDict
+from engine.simulators.runtime import EVERYTHING, Ref
+
+MANAGER = "kubelet"
+KUBELET_VERSION = "v1.37.0"
+CAPACITY = {"cpu": "8", "ephemeral-storage": "102400Mi", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
+            "memory": "32Gi", "pods": "110"}
+PRESSURES = (
+    ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+)
+
+
+def node_manifest(name: str) -> JsonDict:
+    """A Node as a kubelet registers it: the well-known labels only."""
+    labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+              "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+    notes = {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+    return {"metadata": {"name": name, "labels": labels, "annotations": notes}, "spec": {}}
+
+
+def node_status(name: str, address: str, now: str) -> JsonDict:
+    stamps = ("lastHeartbeatTime",)
+    conds: list[JsonDict] = []
+    for type_, reason, message in PRESSURES:
+        conds = conditions.put(conds, type_, False, reason, message, now=now, stamps=stamps)
+    conds = conditions.put(conds, "Ready", True, "KubeletReady", "kubelet is posting ready status", now=now,
+                           stamps=stamps)
+    ident = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.node.devcluster"))
+    return {
+        "capacity": dict(CAPACITY),
+        "allocatable": dict(CAPACITY),
+        "conditions": conds,
+        "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": {
+            "machineID": ident.replace("-", ""), "systemUUID": ident, "bootID": ident,
+            "kernelVersion": "6.8.0", "osImage": "kplan devcluster", "containerRuntimeVersion": "containerd://2.1.0",
+            "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": "", "operatingSystem": "linux",
+            "architecture": "amd64",
+        },
+    }
+
+
+def internal_ip(node: JsonDict) -> str:
+    for address in (node.get("status") or {}).get("addresses") or []:
+        if address.get("type") == "InternalIP":
+            return str(address.get("address") or "")
+    return ""
+
+
+class NodeController:
+    """Gives every Node without a Ready condition the status a healthy kubelet posts."""
+
+    name = "nodes"
+
+    def __init__(self, api: Api) -> None:
+        self._api = api
+        self._addresses: dict[str, str] = {}
+
+    def register(self, names: Sequence[str]) -> None:
+        """Create the configured nodes (an existing one is kept) with their status, before anything else runs."""
+        for name in names:
+            with contextlib.suppress(Conflict):
+                self._api.create(NODE, node_manifest(name), MANAGER)
+            self.reconcile("", name)
+
+    def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
+        if event != "DELETED" and NODE.describes(obj):
+            yield "", str(obj["metadata"]["name"])
+
+    def expand(self, marker: str) -> Iterable[Ref]:
+        return [("", str(n["metadata"]["name"])) for n in self._api.objects(NODE)] if marker == EVERYTHING else []
+
+    def address(self, name: str) -> str:
+        if name not in self._addresses:
+            n = len(self._addresses)
+            self._addresses[name] = f"172.18.{n // 250}.{n % 250 + 2}"
+        return self._addresses[name]
+
+    def reconcile(self, namespace: str, name: str) -> float | None:
+        node = self._api.get(NODE, "", name)
+        if node is None:
+            return None
+        status = node.get("status") or {}
+        if conditions.find(status.get("conditions") or [], "Ready") is None:
+            fresh = {**status, **node_status(name, self.address(name), conditions.timestamp())}
+            self._api.write_status(NODE, node, fresh, MANAGER)
+        return None

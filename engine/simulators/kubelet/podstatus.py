@@ -1,0 +1,174 @@
+"""The status a kubelet and the scheduler write on a Pod, built from the previous status so times stay put."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from engine.simulators import conditions, steering
+
+JsonDict = dict[str, Any]
+POD_CONDITION = {"lastProbeTime": None}
+
+
+class Stage(StrEnum):
+    """Where a scheduled pod's containers are."""
+
+    STARTING = "starting"  # running, not ready yet (restartPolicy Always, before its duration)
+    READY = "ready"
+    CRASHING = "crashing"  # CrashLoopBackOff (restartPolicy Always with the fail annotation)
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Placement:
+    node_ip: str
+    pod_ip: str
+    now: str
+
+
+def image_ref(image: str) -> str:
+    """`nginx` → `docker.io/library/nginx:latest`, as the runtime reports it."""
+    name, _, digest = image.partition("@")
+    first = name.split("/", 1)[0]
+    if "/" not in name or ("." not in first and ":" not in first and first != "localhost"):
+        name = f"docker.io/{name}" if "/" in name else f"docker.io/library/{name}"
+    if digest:
+        return f"{name}@{digest}"
+    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
+
+
+def repository(ref: str) -> str:
+    """`docker.io/library/nginx:1.27` → `docker.io/library/nginx`."""
+    if "@" in ref:
+        return ref.split("@", 1)[0]
+    head, _, tail = ref.rpartition("/")
+    return f"{head}/{tail.split(':', 1)[0]}"
+
+
+def image_id(image: str) -> str:
+    ref = image_ref(image)
+    return f"{repository(ref)}@sha256:{hashlib.sha256(ref.encode()).hexdigest()}"
+
+
+def container_id(pod_uid: str, container: str) -> str:
+    return "containerd://" + hashlib.sha256(f"{pod_uid}/{container}".encode()).hexdigest()
+
+
+def scheduled_condition(status: JsonDict, ok: bool, message: str, now: str) -> list[JsonDict]:
+    return conditions.put(status.get("conditions") or [], "PodScheduled", ok, "" if ok else "Unschedulable",
+                          message, now=now, extra=POD_CONDITION)
+
+
+def unschedulable_status(pod: JsonDict, message: str, now: str) -> JsonDict:
+    status = dict(pod.get("status") or {})
+    return {**status, "phase": "Pending", "conditions": scheduled_condition(status, False, message, now)}
+
+
+def _previous(status: JsonDict, group: str, name: str) -> JsonDict:
+    return next((c for c in status.get(group) or [] if c.get("name") == name), {})
+
+
+def _started_at(previous: JsonDict, default: str) -> str:
+    state = previous.get("state") or {}
+    for phase in ("running", "terminated"):
+        if (state.get(phase) or {}).get("startedAt"):
+            return str(state[phase]["startedAt"])
+    return str(((previous.get("lastState") or {}).get("terminated") or {}).get("startedAt") or default)
+
+
+def _finished_at(previous: JsonDict, default: str) -> str:
+    return str(((previous.get("state") or {}).get("terminated") or {}).get("finishedAt") or default)
+
+
+def container_status(pod: JsonDict, container: JsonDict, stage: Stage, when: Placement, start: str) -> JsonDict:
+    status, name = pod.get("status") or {}, str(container.get("name") or "")
+    previous = _previous(status, "containerStatuses", name)
+    cid = container_id(str(pod["metadata"].get("uid") or ""), name)
+    started = _started_at(previous, start)
+    entry: JsonDict = {"name": name, "image": image_ref(str(container.get("image") or "")),
+                       "imageID": image_id(str(container.get("image") or "")), "containerID": cid,
+                       "ready": stage == Stage.READY, "started": stage in (Stage.STARTING, Stage.READY),
+                       "restartCount": 1 if stage == Stage.CRASHING else 0, "lastState": {}}
+    if stage in (Stage.STARTING, Stage.READY):
+        entry["state"] = {"running": {"startedAt": started}}
+    elif stage == Stage.CRASHING:
+        entry["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": (
+            f"back-off 10s restarting failed container={name} pod={pod['metadata']['name']}_"
+            f"{pod['metadata'].get('namespace', '')}({pod['metadata'].get('uid', '')})")}}
+        entry["lastState"] = {"terminated": _terminated(pod, name, cid, 1, started, _finished_at(
+            {"state": previous.get("lastState") or {}}, when.now))}
+    else:
+        code = 0 if stage == Stage.SUCCEEDED else 1
+        entry["state"] = {"terminated": _terminated(pod, name, cid, code, started, _finished_at(previous, when.now))}
+    return entry
+
+
+def _terminated(pod: JsonDict, name: str, cid: str, code: int, started: str, finished: str) -> JsonDict:
+    state: JsonDict = {"exitCode": code, "reason": "Completed" if code == 0 else "Error", "startedAt": started,
+                       "finishedAt": finished, "containerID": cid}
+    message = steering.termination_message(pod, name)
+    if message:
+        state["message"] = message
+    return state
+
+
+def init_status(pod: JsonDict, container: JsonDict, start: str) -> JsonDict:
+    """An init container that ran to completion before the main containers started."""
+    name = str(container.get("name") or "")
+    cid = container_id(str(pod["metadata"].get("uid") or ""), name)
+    return {"name": name, "image": image_ref(str(container.get("image") or "")),
+            "imageID": image_id(str(container.get("image") or "")), "containerID": cid, "ready": True,
+            "started": False, "restartCount": 0, "lastState": {},
+            "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": start, "finishedAt": start,
+                                     "containerID": cid}}}
+
+
+def pod_conditions(status: JsonDict, stage: Stage, names: Sequence[str], now: str) -> list[JsonDict]:
+    """PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled, in the kubelet's order."""
+    done = stage in (Stage.SUCCEEDED, Stage.FAILED)
+    ready = stage == Stage.READY
+    if done:
+        reason = "PodCompleted" if stage == Stage.SUCCEEDED else "PodFailed"
+        not_ready = (reason, "")
+    else:
+        not_ready = ("ContainersNotReady", f"containers with unready status: [{' '.join(names)}]")
+    old = status.get("conditions") or []
+    wanted = [
+        ("PodReadyToStartContainers", not done, "", ""),
+        ("Initialized", True, "PodCompleted" if stage == Stage.SUCCEEDED else "", ""),
+        ("Ready", ready, *(("", "") if ready else not_ready)),
+        ("ContainersReady", ready, *(("", "") if ready else not_ready)),
+        ("PodScheduled", True, "", ""),
+    ]
+    result: list[JsonDict] = []
+    for type_, ok, reason, message in wanted:
+        updated = conditions.put(old, type_, ok, reason, message, now=now, extra=POD_CONDITION)
+        result.append(conditions.find(updated, type_) or {})
+    return result
+
+
+def pod_status(pod: JsonDict, stage: Stage, when: Placement) -> JsonDict:
+    """The whole status of a scheduled pod at `stage`."""
+    status = dict(pod.get("status") or {})
+    spec = pod.get("spec") or {}
+    start = str(status.get("startTime") or when.now)
+    containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+    fresh: JsonDict = {
+        "observedGeneration": pod["metadata"].get("generation", 1),
+        "phase": {Stage.SUCCEEDED: "Succeeded", Stage.FAILED: "Failed"}.get(stage, "Running"),
+        "conditions": pod_conditions(status, stage, [str(c.get("name")) for c in containers], when.now),
+        "hostIP": when.node_ip, "hostIPs": [{"ip": when.node_ip}],
+        "podIP": when.pod_ip, "podIPs": [{"ip": when.pod_ip}],
+        "startTime": start,
+        "qosClass": status.get("qosClass", "BestEffort"),
+    }
+    inits = [c for c in spec.get("initContainers") or [] if isinstance(c, dict)]
+    if inits:
+        fresh["initContainerStatuses"] = [init_status(pod, c, start) for c in inits]
+    fresh["containerStatuses"] = [container_status(pod, c, stage, when, start) for c in containers]
+    return fresh
