@@ -82,7 +82,7 @@ class RemoteApi:
                  token: str | None = None, watched: Sequence[Watched] = WATCHED) -> None:
         self.url = url.rstrip("/")
         tls: dict[str, Any] = {"ca_certs": ca, "cert_file": cert, "key_file": key} if url.startswith("https") else {}
-        self._pool = urllib3.PoolManager(maxsize=16, block=False, retries=False, **tls)
+        self._pool = urllib3.PoolManager(maxsize=64, block=False, retries=False, **tls)
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
         self._watched = tuple(watched)
         self._lock = threading.Lock()

@@ -152,9 +152,9 @@ def test_kplan_devcluster_backend_real_serves_until_sigterm_and_leaves_nothing(b
 
 def children_of(pid: int) -> dict[int, str]:
     """The processes whose parent is `pid`, by the name of their program."""
-    done = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(pid)], capture_output=True, text=True,
+    done = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(pid)], capture_output=True, text=True,
                           check=False)
-    return {int(line.split()[0]): line.split()[1] for line in done.stdout.splitlines() if line.strip()}
+    return {int(line.split()[0]): Path(line.split()[1]).name for line in done.stdout.splitlines() if line.strip()}
 
 
 def data_folder(pid: int) -> Path:

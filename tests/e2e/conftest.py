@@ -97,6 +97,10 @@ class Change:
         return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
 
 
+# What a real control plane puts in every new namespace by itself: not kplan's doing, so not recorded.
+CLUSTER_OWN = {("ConfigMap", "kube-root-ca.crt"), ("ServiceAccount", "default")}
+
+
 def revision(cluster: Cluster) -> int:
     """The resourceVersion of the cluster's latest commit."""
     code, body = cluster.request("GET", "/api/v1/namespaces", query={"limit": "1"})
@@ -121,14 +125,15 @@ class Changes:
         self._recorded = threading.Condition()
         self._seen = 0  # the resourceVersion of the latest change delivered to the recorder
         self._unsubscribe = cluster.subscribe(self._record)
-        seen = revision(cluster)  # every later change is delivered
+        seen = self._start = revision(cluster)  # every later change is delivered
         with self._recorded:
             self._seen = max(self._seen, seen)
 
     def _record(self, change: str, obj: dict[str, Any]) -> None:
         metadata = obj.get("metadata") or {}
         with self._recorded:
-            if metadata.get("namespace") in (None, "", self._namespace) and obj.get("kind") not in ("Event", "Lease"):
+            if metadata.get("namespace") in (None, "", self._namespace) and obj.get("kind") not in ("Event", "Lease") \
+                    and (obj.get("kind"), metadata.get("name")) not in CLUSTER_OWN:
                 self._items.append(Change(change, str(obj.get("kind")), str(metadata.get("name")), obj))
             self._seen = max(self._seen, int(metadata["resourceVersion"]))
             self._recorded.notify_all()
@@ -166,7 +171,9 @@ class Changes:
             code, body = self._cluster.request("GET", f"{base}/namespaces/{self._namespace}/{plural}")
             if code == 200:
                 for item in body.get("items") or []:
-                    current[(str(kind), item["metadata"]["name"])] = int(item["metadata"]["resourceVersion"])
+                    version = int(item["metadata"]["resourceVersion"])
+                    if version > self._start:  # changed since the recorder started, so it must have seen it
+                        current[(str(kind), item["metadata"]["name"])] = version
         return current
 
     def first(self, predicate: Callable[[Change], bool]) -> int:

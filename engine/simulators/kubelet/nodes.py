@@ -81,7 +81,8 @@ class NodeController:
         for name in names:
             with contextlib.suppress(Conflict):
                 self._api.create(NODE, node_manifest(name), MANAGER)
-            self.reconcile("", name)
+            with contextlib.suppress(Conflict):  # a real node lifecycle controller may have tainted it already
+                self.reconcile("", name)
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
         if event != "DELETED" and NODE.describes(obj):
