@@ -4,16 +4,20 @@ through the real `kubectl kplan`, with a manager running.
 `package push` stores etcd as an artifact and prints the manifest digest; `install oci://HOST/REPO:TAG` and
 `install oci://HOST/REPO@sha256:...` pull, verify and install it (the OperatorVersion records the reference
 and the digest); a digest the registry does not have is refused in one sentence and nothing is created;
-the artifact's manifest carries kplan's own media types.
+the artifact's manifest carries kplan's own media types. A registry that wants basic auth is refused in one
+sentence until the Docker config file (DOCKER_CONFIG) holds the credentials, which are then used and printed
+nowhere.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import bcrypt
 import pytest
 from cli_harness import INSTANCE, one_sentence_error
 from registry_harness import running_registry
@@ -91,3 +95,36 @@ def test_the_artifact_carries_kplans_media_types(cli: RepoCli, registry: str) ->
     assert manifest["config"]["mediaType"] == oci.CONFIG_MEDIA_TYPE
     assert [(la["mediaType"], la["annotations"]["org.opencontainers.image.title"]) for la in manifest["layers"]] == [
         (oci.CONTENT_MEDIA_TYPE, "etcd-0.1.0.tgz")]
+
+
+@pytest.fixture(scope="module")
+def locked_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A registry that wants basic auth: user `pusher`, password PASSWORD, in an htpasswd file with a bcrypt hash
+    of the lowest cost (the registry checks it on every request)."""
+    folder = tmp_path_factory.mktemp("locked")
+    htpasswd = folder / "htpasswd"
+    htpasswd.write_text(f"pusher:{bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()}\n")
+    with running_registry(folder, htpasswd) as address:
+        yield address
+
+
+PASSWORD = "Registry-pw-6c2f"
+
+
+def test_credentials_come_from_the_docker_config_file(cli: RepoCli, locked_registry: str, sim_kube: Kube) -> None:
+    target = f"oci://{locked_registry}/kplan/etcd"
+    refused = one_sentence_error(cli("package", "push", str(ETCD_FOLDERS[1]), target, "--plain-http",
+                                     namespaced=False))
+    assert f"registry {locked_registry} wants a login" in refused and "docker login" in refused
+
+    config = cli.home / "docker" / "config.json"
+    config.parent.mkdir(parents=True)
+    auth = base64.b64encode(f"pusher:{PASSWORD}".encode()).decode()
+    config.write_text(json.dumps({"auths": {locked_registry: {"auth": auth}}}))
+    digest = pushed(cli, locked_registry, ETCD_FOLDERS[1], "kplan/etcd")
+
+    out = cli("install", f"{target}@{digest}", "--plain-http", "--instance", "locked")
+
+    assert out.code == 0, out.text
+    assert all(PASSWORD not in text and auth not in text for text in cli.outputs)
+    assert sim_kube.get(*INSTANCE, "locked", cli.namespace) is not None
