@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from cli_harness import Cli, Result
+from cli_harness import Cli
 
 OPERATORS = Path(__file__).resolve().parents[2] / "operators"
 ETCD_FOLDERS = (OPERATORS / "etcd", OPERATORS / "etcd" / "versions" / "0.1.0")
@@ -37,21 +37,9 @@ def served(folder: Path) -> Iterator[str]:
         thread.join()
 
 
-class RepoCli(Cli):
-    """`kubectl kplan` with XDG_CONFIG_HOME, XDG_CACHE_HOME and DOCKER_CONFIG in the test's own folders."""
-
-    home: Path
-
-    def __call__(self, *args: str, namespaced: bool = True, env: dict[str, str] | None = None) -> Result:
-        own = {"XDG_CONFIG_HOME": str(self.home / "config"), "XDG_CACHE_HOME": str(self.home / "cache"),
-               "DOCKER_CONFIG": str(self.home / "docker")}
-        return super().__call__(*args, namespaced=namespaced, env={**own, **(env or {})})
-
-
-def repo_cli(kubeconfig: Path, namespace: str, home: Path) -> RepoCli:
-    cli = RepoCli(kubeconfig, namespace)
-    cli.home = home
-    return cli
+def repo_cli(kubeconfig: Path, namespace: str, home: Path) -> Cli:
+    """`kubectl kplan` with its configuration, cache and Docker config in `home`, a folder of the test's own."""
+    return Cli(kubeconfig, namespace, home=home)
 
 
 def archives(cli: Cli, folder: Path, *packages: Path) -> list[Path]:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from cli_harness import INSTANCE, one_sentence_error
+from cli_harness import INSTANCE, Cli, one_sentence_error
 from registry_harness import running_registry
-from repo_harness import ETCD_FOLDERS, RepoCli, repo_cli
+from repo_harness import ETCD_FOLDERS, repo_cli
 
 from engine.controller import Manager
 from engine.kube import Kube
@@ -38,11 +38,11 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-def cli(sim_kubeconfig: Path, sim_namespace: str, sim_kube: Kube, tmp_path: Path) -> RepoCli:
+def cli(sim_kubeconfig: Path, sim_namespace: str, sim_kube: Kube, tmp_path: Path) -> Cli:
     return repo_cli(sim_kubeconfig, sim_namespace, tmp_path / "home")
 
 
-def pushed(cli: RepoCli, registry: str, folder: Path, repository: str, tag: str | None = None) -> str:
+def pushed(cli: Cli, registry: str, folder: Path, repository: str, tag: str | None = None) -> str:
     target = f"oci://{registry}/{repository}" + (f":{tag}" if tag else "")
     result = cli("package", "push", str(folder), target, "--plain-http", namespaced=False)
     assert result.code == 0, result.text
@@ -52,7 +52,7 @@ def pushed(cli: RepoCli, registry: str, folder: Path, repository: str, tag: str 
 
 
 def test_push_then_install_by_tag_and_by_digest(
-    cli: RepoCli, registry: str, sim_kube: Kube, manager: Manager
+    cli: Cli, registry: str, sim_kube: Kube, manager: Manager
 ) -> None:
     digest = pushed(cli, registry, ETCD_FOLDERS[1], "kplan/etcd")  # the tag defaults to the version: 0.1.0
     newer = pushed(cli, registry, ETCD_FOLDERS[0], "kplan/etcd", "0.2.0")
@@ -71,7 +71,7 @@ def test_push_then_install_by_tag_and_by_digest(
     assert instance is not None and instance["spec"]["operatorVersion"]["name"] == "etcd-0.2.0"
 
 
-def test_a_wrong_digest_is_refused_and_nothing_is_created(cli: RepoCli, registry: str, sim_kube: Kube) -> None:
+def test_a_wrong_digest_is_refused_and_nothing_is_created(cli: Cli, registry: str, sim_kube: Kube) -> None:
     digest = pushed(cli, registry, ETCD_FOLDERS[1], "kplan/wrong")
     wrong = "sha256:" + ("0" if digest[-1] != "0" else "1") * 64
 
@@ -84,7 +84,7 @@ def test_a_wrong_digest_is_refused_and_nothing_is_created(cli: RepoCli, registry
     assert "needs --plain-http" in one_sentence_error(cli("install", f"oci://{registry}/kplan/wrong:0.1.0"))
 
 
-def test_the_artifact_carries_kplans_media_types(cli: RepoCli, registry: str) -> None:
+def test_the_artifact_carries_kplans_media_types(cli: Cli, registry: str) -> None:
     digest = pushed(cli, registry, ETCD_FOLDERS[1], "kplan/types")
     request = urllib.request.Request(f"http://{registry}/v2/kplan/types/manifests/{digest}",
                                      headers={"Accept": oci.MANIFEST_MEDIA_TYPE})
@@ -111,12 +111,13 @@ def locked_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 PASSWORD = "Registry-pw-6c2f"
 
 
-def test_credentials_come_from_the_docker_config_file(cli: RepoCli, locked_registry: str, sim_kube: Kube) -> None:
+def test_credentials_come_from_the_docker_config_file(cli: Cli, locked_registry: str, sim_kube: Kube) -> None:
     target = f"oci://{locked_registry}/kplan/etcd"
     refused = one_sentence_error(cli("package", "push", str(ETCD_FOLDERS[1]), target, "--plain-http",
                                      namespaced=False))
     assert f"registry {locked_registry} wants a login" in refused and "docker login" in refused
 
+    assert cli.home is not None
     config = cli.home / "docker" / "config.json"
     config.parent.mkdir(parents=True)
     auth = base64.b64encode(f"pusher:{PASSWORD}".encode()).decode()

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_harness import INSTANCE, one_sentence_error
-from repo_harness import ETCD_FOLDERS, RepoCli, archives, bumped, repo_cli, served
+from cli_harness import INSTANCE, Cli, one_sentence_error
+from repo_harness import ETCD_FOLDERS, archives, bumped, repo_cli, served
 
 from engine.controller import Manager
 from engine.kube import Kube
@@ -27,12 +27,12 @@ OPERATOR_VERSION = ("kplan.dev/v1alpha1", "OperatorVersion")
 
 
 @pytest.fixture
-def cli(sim_kubeconfig: Path, sim_namespace: str, sim_kube: Kube, tmp_path: Path) -> RepoCli:
+def cli(sim_kubeconfig: Path, sim_namespace: str, sim_kube: Kube, tmp_path: Path) -> Cli:
     return repo_cli(sim_kubeconfig, sim_namespace, tmp_path / "home")
 
 
 @pytest.fixture
-def repository(cli: RepoCli, tmp_path: Path) -> Iterator[tuple[Path, str]]:
+def repository(cli: Cli, tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A served folder with etcd 0.1.0, 0.2.0 and 0.3.0 (upgradable from 0.2.x only), indexed; (folder, URL)."""
     folder = tmp_path / "repo"
     folder.mkdir()
@@ -43,14 +43,14 @@ def repository(cli: RepoCli, tmp_path: Path) -> Iterator[tuple[Path, str]]:
         yield folder, url
 
 
-def ok(cli: RepoCli, *args: str, namespaced: bool = True) -> str:
+def ok(cli: Cli, *args: str, namespaced: bool = True) -> str:
     result = cli(*args, namespaced=namespaced)
     assert result.code == 0, result.text
     return result.out
 
 
 def test_index_lists_every_version_with_its_digest_and_is_the_same_every_time(
-    cli: RepoCli, repository: tuple[Path, str]
+    cli: Cli, repository: tuple[Path, str]
 ) -> None:
     folder, _ = repository
     first = (folder / "index.yaml").read_text()
@@ -64,7 +64,7 @@ def test_index_lists_every_version_with_its_digest_and_is_the_same_every_time(
 
 
 def test_install_a_version_from_the_repository_then_upgrade_to_the_newest_allowed(
-    cli: RepoCli, repository: tuple[Path, str], sim_kube: Kube, manager: Manager
+    cli: Cli, repository: tuple[Path, str], sim_kube: Kube, manager: Manager
 ) -> None:
     _, url = repository
     ok(cli, "repo", "add", "local", url, namespaced=False)
@@ -95,7 +95,7 @@ def test_install_a_version_from_the_repository_then_upgrade_to_the_newest_allowe
 
 
 def test_a_range_picks_the_newest_match_and_a_repository_prefix_picks_the_repository(
-    cli: RepoCli, repository: tuple[Path, str], sim_kube: Kube, manager: Manager
+    cli: Cli, repository: tuple[Path, str], sim_kube: Kube, manager: Manager
 ) -> None:
     _, url = repository
     ok(cli, "repo", "add", "local", url, namespaced=False)
@@ -108,7 +108,7 @@ def test_a_range_picks_the_newest_match_and_a_repository_prefix_picks_the_reposi
 
 
 def test_a_tampered_archive_is_refused_by_its_digest_and_nothing_is_created(
-    cli: RepoCli, repository: tuple[Path, str], sim_kube: Kube, tmp_path: Path
+    cli: Cli, repository: tuple[Path, str], sim_kube: Kube, tmp_path: Path
 ) -> None:
     folder, url = repository
     ok(cli, "repo", "add", "local", url, namespaced=False)
@@ -127,7 +127,7 @@ def test_a_tampered_archive_is_refused_by_its_digest_and_nothing_is_created(
 
 
 def test_a_missing_version_and_an_unreachable_repository_are_one_sentence(
-    cli: RepoCli, repository: tuple[Path, str], sim_kube: Kube
+    cli: Cli, repository: tuple[Path, str], sim_kube: Kube
 ) -> None:
     _, url = repository
     ok(cli, "repo", "add", "local", url, namespaced=False)
