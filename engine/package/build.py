@@ -12,6 +12,8 @@ from typing import Any
 
 from engine.model import (
     Expectation,
+    Generated,
+    GenerateKind,
     HealthRule,
     Maintainer,
     Package,
@@ -134,13 +136,14 @@ def build_parameter(node: Node) -> Parameter:
     kind = node.text("type") or ParamType.STRING.value
     required = node.value.get("required")
     enum = node.value.get("enum")
+    generate = _generated(node.value.get("generate"))
     return Parameter(
         name=node.text("name") or "",
         type=ParamType(kind) if kind in tuple(ParamType) else ParamType.STRING,
         description=node.text("description") or "",
         default=_plain(node.value.get("default")),
         has_default=has_default,
-        required=required if isinstance(required, bool) else not has_default,
+        required=required if isinstance(required, bool) else not (has_default or generate),
         enum=tuple(_plain(e) for e in enum) if isinstance(enum, list) else None,
         minimum=_number(node.value.get("minimum")),
         maximum=_number(node.value.get("maximum")),
@@ -149,8 +152,16 @@ def build_parameter(node: Node) -> Parameter:
         max_length=_count(node.value.get("maxLength")),
         immutable=node.value.get("immutable") is True,
         trigger=node.text("trigger"),
-        secret=node.value.get("secret") is True,
+        secret=node.value.get("secret") is True or generate is not None,
+        generate=generate,
     )
+
+
+def _generated(value: Any) -> Generated | None:
+    """`generate: {kind, length}` when its kind is known (verification reports the rest)."""
+    if not isinstance(value, dict) or value.get("kind") not in tuple(GenerateKind):
+        return None
+    return Generated(GenerateKind(value["kind"]), _count(value.get("length")))
 
 
 def _plain(value: Any) -> Any:

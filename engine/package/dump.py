@@ -122,7 +122,7 @@ def parameter_document(p: Parameter) -> dict[str, Any]:
     if p.has_default:
         doc["default"] = p.default
     return doc | _compact({
-        "required": p.required if p.required != (not p.has_default) else None,
+        "required": p.required if p.required != (not (p.has_default or p.generate)) else None,
         "enum": list(p.enum) if p.enum is not None else None,
         "minimum": p.minimum,
         "maximum": p.maximum,
@@ -132,4 +132,12 @@ def parameter_document(p: Parameter) -> dict[str, Any]:
         "immutable": p.immutable or None,
         "trigger": p.trigger,
         "secret": p.secret or None,
+        "generate": _generate_document(p),
     })
+
+
+def _generate_document(p: Parameter) -> dict[str, Any] | None:
+    if p.generate is None:
+        return None
+    length = {"length": p.generate.length} if p.generate.length is not None else {}
+    return {"kind": p.generate.kind.value, **length}

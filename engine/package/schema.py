@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from engine.errors import Problem
-from engine.model import ParamType, Strategy, TaskKind
+from engine.model import GenerateKind, ParamType, Strategy, TaskKind
 from engine.package.durations import parse_duration
 from engine.package.source import line_of
 
@@ -241,6 +241,7 @@ PARAMETER = Obj(
         "immutable": Scalar.BOOLEAN,
         "trigger": Scalar.STRING,
         "secret": Scalar.BOOLEAN,
+        "generate": Obj({"kind": Choice(tuple(GenerateKind)), "length": Scalar.COUNT}, required=("kind",)),
     },
     required=("name",),
 )

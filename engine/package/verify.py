@@ -41,6 +41,7 @@ RULES: tuple[Rule, ...] = (
     params.bounds,
     params.patterns,
     params.triggers,
+    params.generated,
     templates.template_syntax,
     templates.unused_templates,
     templates.template_parameters,
