@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from engine.apiserver import celrules
 from engine.apiserver.objects import JsonDict, get_path, is_terminating, name_of, now
 from engine.apiserver.resources import CustomInfo, ResourceType, ScalePaths
 from engine.apiserver.status import ErrorType, FieldError
@@ -112,6 +113,8 @@ def _version_errors(versions: list[Any]) -> list[FieldError]:
         elif schema.get("type") != "object":
             errors.append(FieldError(ErrorType.REQUIRED if "type" not in schema else ErrorType.INVALID,
                                      f"{where}.type", schema.get("type"), "must be object at the root"))
+        else:
+            errors += celrules.schema_errors(schema, where)
     return errors
 
 

@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import crds, quantities, scale, ssa, strategies, structural, validation
+from engine.apiserver import celrules, crds, quantities, scale, ssa, strategies, structural, validation
 from engine.apiserver.defaults import apply_builtin
 from engine.apiserver.objects import (
     JsonDict,
@@ -231,6 +231,7 @@ def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None)
         view = schema_view(api, rt)
         if view is not None:
             errors += structural.validate(view, new)
+        errors += celrules.errors_of(rt.custom.schema, new, old, errors)
     else:
         errors += validation.builtin_errors(rt, new)
         errors += crds.spec_errors(api, rt, new, old)
