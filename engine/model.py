@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "Expectation",
+    "HealthExprs",
     "HealthRule",
     "Maintainer",
     "Package",
@@ -127,11 +128,21 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class HealthExprs:
+    """CEL expressions over the object (`self`), as Flux's healthCheckExprs: `current` is required."""
+
+    current: str
+    in_progress: str | None = None
+    failed: str | None = None
+
+
+@dataclass(frozen=True)
 class HealthRule:
     group: str
     kind: str
     healthy: Expectation | None = None
     failed: Expectation | None = None
+    exprs: HealthExprs | None = None
 
 
 @dataclass(frozen=True)
