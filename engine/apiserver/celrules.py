@@ -52,6 +52,7 @@ class Validator:
     """The rules of one schema node and the validators of its children (only where rules are below)."""
 
     type: str
+    schema: Schema
     rules: tuple[Rule, ...] = ()
     properties: Mapping[str, Validator] = field(default_factory=dict)
     additional: Validator | None = None
@@ -196,7 +197,7 @@ def _build(node: Schema, where: str, root: bool, problems: list[FieldError]) -> 
     if not (rules or properties or additional or items):
         return None
     keys = tuple(node.get("x-kubernetes-list-map-keys") or ()) if node.get("x-kubernetes-list-type") == "map" else ()
-    return Validator(str(node.get("type") or ""), rules, properties, additional, items, keys)
+    return Validator(str(node.get("type") or ""), node, rules, properties, additional, items, keys)
 
 
 def schema_errors(schema: Schema, where: str) -> list[FieldError]:
@@ -271,7 +272,7 @@ def _check_rule(v: Validator, rule: Rule, path: str | None, value: Any, old: Any
                 unchanged: bool) -> Iterator[FieldError]:
     if rule.uses_old_self and old is None:
         return
-    activation = {"self": value, "oldSelf": old}
+    activation = {"self": cel.to_cel(v.schema, value), "oldSelf": cel.to_cel(v.schema, old)}
     try:
         passed = rule.program.evaluate(activation)
     except cel.EvalError as e:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from engine.cel.fields import Schema, chain_type, field_errors, render, resource_root
 from engine.cel.programs import CelError, CompileError, EvalError, Program, compile_expression
+from engine.cel.values import to_cel
 
 __all__ = [
     "CelError",
@@ -15,6 +16,7 @@ __all__ = [
     "compile_checked",
     "resource_root",
     "result_type",
+    "to_cel",
 ]
 
 

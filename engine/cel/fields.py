@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.cel.programs import blank_strings
+from engine.cel.values import RESERVED
 
 __all__ = ["Located", "chain_type", "field_errors", "render"]
 
@@ -42,7 +43,9 @@ OPEN = _Open()
 
 
 def unescape(name: str) -> str:
-    """A property name as CEL spells it (`foo__dash__bar`) back to the schema's (`foo-bar`)."""
+    """A property name as CEL spells it (`foo__dash__bar`, `__namespace__`) back to the schema's."""
+    if name.startswith("__") and name.endswith("__") and name[2:-2] in RESERVED:
+        return name[2:-2]
     for escaped, plain in _ESCAPES.items():
         name = name.replace(escaped, plain)
     return name

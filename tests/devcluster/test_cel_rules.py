@@ -26,7 +26,10 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "x-kubernetes-validations": [{"rule": "self.tags.all(t, t.lowerAscii() == t)",
                                           "message": "tags must be lower case"},
-                                         {"rule": "!has(self.pick) || self.tags[self.pick] != ''"}],
+                                         {"rule": "!has(self.pick) || self.tags[self.pick] != ''"},
+                                         {"rule": "!has(self.__namespace__) || self.__namespace__ != 'kube-system'",
+                                          "message": "not in kube-system"},
+                                         {"rule": "!has(self.max__dash__size) || self.max__dash__size <= 10"}],
             "properties": {
                 "size": {"type": "integer", "maximum": 100,
                          "x-kubernetes-validations": [{"rule": "self <= 5", "message": "size must be at most 5"}]},
@@ -39,6 +42,8 @@ SCHEMA: dict[str, Any] = {
                      "message": "mode must be fast or slow"}]},
                 "tags": {"type": "array", "items": {"type": "string"}, "default": []},
                 "pick": {"type": "integer"},
+                "namespace": {"type": "string"},
+                "max-size": {"type": "integer"},
                 "limits": {"type": "object", "additionalProperties": {
                     "type": "string", "x-kubernetes-validations": [{"rule": "isQuantity(self)",
                                                                    "message": "must be a quantity"}]}},
@@ -134,6 +139,17 @@ def test_a_runtime_error_is_reported_with_the_rule(devcluster: DevCluster, group
     refused(answer, "g1", group, ("FieldValueInvalid", "spec",
                                   'Invalid value: "object": index out of bounds: 3 evaluating rule: '
                                   "!has(self.pick) || self.tags[self.pick] != ''"))
+
+
+def test_property_names_are_escaped_as_the_server_escapes_them(devcluster: DevCluster, group: str,
+                                                              namespace: str) -> None:
+    body = gizmo(group, namespace="kube-system")
+    body["spec"]["max-size"] = 11
+    code, answer = create(devcluster, group, namespace, body)
+    assert code == 422
+    refused(answer, "g1", group, ("FieldValueInvalid", "spec", "Invalid value: not in kube-system"),
+            ("FieldValueInvalid", "spec", "Invalid value: failed rule: !has(self.max__dash__size) || "
+                                          "self.max__dash__size <= 10"))
 
 
 def test_transition_rules_run_only_on_update(devcluster: DevCluster, group: str, namespace: str) -> None:
