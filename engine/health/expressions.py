@@ -7,6 +7,8 @@ needs no `has()` guard; any other evaluation error is the rule's fault and fails
 
 from __future__ import annotations
 
+import functools
+
 from engine import cel
 from engine.health.jsonpath import InvalidRule
 from engine.health.objects import Obj
@@ -31,10 +33,15 @@ def judge_exprs(obj: Obj, exprs: HealthExprs) -> Status:
     return progressing(obj, f"waiting for {exprs.current}")
 
 
+@functools.lru_cache(maxsize=1024)
+def _program(expression: str) -> cel.Program:
+    return cel.compile_checked(expression, {"self": None})
+
+
 def holds(obj: Obj, expression: str) -> bool:
     """Whether the expression is true of the object; false while a field it reads is missing."""
     try:
-        value = cel.compile_checked(expression, {"self": None}).evaluate({"self": obj})
+        value = _program(expression).evaluate({"self": obj})
     except cel.EvalError as err:
         if str(err).startswith("no such key"):
             return False
