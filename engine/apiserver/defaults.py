@@ -69,8 +69,20 @@ def pod_template(owner_spec: Spec) -> None:
         pod_spec(_child(template, "spec"))
 
 
+def requests_from_limits(spec: Spec) -> None:
+    """A Pod's (not a template's) containers request what they limit, for every resource they name no request."""
+    for group in ("containers", "initContainers"):
+        for c in spec.get(group) or []:
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                requests = _child(resources, "requests")
+                for key, value in resources["limits"].items():
+                    requests.setdefault(key, value)
+
+
 def pod(obj: JsonDict) -> None:
     spec = _child(obj, "spec")
+    requests_from_limits(spec)
     pod_spec(spec)
     _set(spec, "enableServiceLinks", True)
     _set(spec, "preemptionPolicy", "PreemptLowerPriority")

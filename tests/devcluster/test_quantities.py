@@ -30,9 +30,24 @@ def test_resource_lists_are_canonical_and_rounded_to_milli(devcluster: DevCluste
                                        body=pod("p", {"requests": {"cpu": sent}, "limits": {"memory": sent}}))
     assert code == 201, created
     resources = created["spec"]["containers"][0]["resources"]
-    assert resources == {"requests": {"cpu": stored}, "limits": {"memory": stored}}
+    assert resources == {"requests": {"cpu": stored, "memory": stored}, "limits": {"memory": stored}}
     _, read = devcluster.request("GET", f"/api/v1/namespaces/{namespace}/pods/p")
     assert read["spec"]["containers"][0]["resources"] == resources
+
+
+def test_a_pod_requests_what_it_limits_but_a_template_does_not(devcluster: DevCluster, namespace: str) -> None:
+    limits = {"limits": {"cpu": "500m", "memory": "1024Mi"}, "requests": {"cpu": "250m"}}
+    code, created = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/pods", body=pod("p", limits))
+    assert code == 201, created
+    assert created["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "500m", "memory": "1Gi"},
+                                                             "requests": {"cpu": "250m", "memory": "1Gi"}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                  "spec": {"selector": {"matchLabels": {"app": "d"}},
+                           "template": {"metadata": {"labels": {"app": "d"}},
+                                        "spec": pod("p", {"limits": {"cpu": "1"}})["spec"]}}}
+    code, created = devcluster.request("POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body=deployment)
+    assert code == 201, created
+    assert created["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
 
 
 def test_a_single_quantity_field_is_canonical_but_not_rounded(devcluster: DevCluster, namespace: str) -> None:
