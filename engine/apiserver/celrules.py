@@ -220,21 +220,31 @@ def validator_for(schema: Schema) -> Validator | None:
 # checking writes -----------------------------------------------------------------------------------------------
 
 
-def errors_of(schema: Schema, new: Any, old: Any, found: list[FieldError]) -> list[FieldError]:
-    """The rule errors of a write, after the schema errors `found` (blocking ones stop the rules)."""
+def errors_of(schema: Schema, new: Any, old: Any, found: list[FieldError],
+              warnings: list[str] | None = None) -> list[FieldError]:
+    """The rule errors of a write, after the schema errors `found` (blocking ones stop the rules); errors on
+    unchanged values of an update are ratcheted into `warnings`."""
     validator = validator_for(schema)
     if validator is None:
         return []
     if any(e.type in BLOCKING for e in found):
         return [FieldError(ErrorType.INVALID, "<nil>", None, NOT_CHECKED)]
-    return list(_check(validator, None, new, old, old is not None and new == old))
+    errors = []
+    for error, ratcheted in _check(validator, None, new, old, old is not None and new == old):
+        if not ratcheted:
+            errors.append(error)
+        elif warnings is not None:
+            warnings.append(str(error))
+    return errors
 
 
 def _child(path: str | None, name: str) -> str:
     return name if path is None else f"{path}.{name}"
 
 
-def _check(v: Validator, path: str | None, value: Any, old: Any, unchanged: bool) -> Iterator[FieldError]:
+def _check(v: Validator, path: str | None, value: Any, old: Any,
+           unchanged: bool) -> Iterator[tuple[FieldError, bool]]:
+    """Each rule error below this node, and whether ratcheting turns it into a warning."""
     if value is None:
         return
     for rule in v.rules:
@@ -269,20 +279,21 @@ def _by_keys(keys: tuple[str, ...], old: Any) -> dict[str, Any]:
 
 
 def _check_rule(v: Validator, rule: Rule, path: str | None, value: Any, old: Any,
-                unchanged: bool) -> Iterator[FieldError]:
+                unchanged: bool) -> Iterator[tuple[FieldError, bool]]:
     if rule.uses_old_self and old is None:
         return
     activation = {"self": cel.to_cel(v.schema, value), "oldSelf": cel.to_cel(v.schema, old)}
     try:
         passed = rule.program.evaluate(activation)
     except cel.EvalError as e:
-        yield FieldError(ErrorType.INVALID, path or "<nil>", v.type, _runtime_detail(str(e), rule))
+        yield FieldError(ErrorType.INVALID, path or "<nil>", v.type, _runtime_detail(str(e), rule)), False
         return
-    if passed is True or (unchanged and not rule.uses_old_self):
+    if passed is True:
         return
     where = _child(path, rule.field_path) if rule.field_path else path or "<nil>"
     shown = OMIT if v.type in ("object", "array") else value
-    yield _error_for(rule.spec.get("reason"), where, shown, _message(rule, activation))
+    error = _error_for(rule.spec.get("reason"), where, shown, _message(rule, activation))
+    yield error, unchanged and not rule.uses_old_self
 
 
 def _runtime_detail(error: str, rule: Rule) -> str:

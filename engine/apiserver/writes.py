@@ -223,7 +223,8 @@ def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict) -> None:
         raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
 
 
-def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None) -> None:
+def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
+                warnings: list[str] | None = None) -> None:
     errors = validation.meta_errors(rt, new)
     if old is not None:
         errors += validation.finalizer_errors(new, old)
@@ -231,7 +232,7 @@ def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None)
         view = schema_view(api, rt)
         if view is not None:
             errors += structural.validate(view, new)
-        errors += celrules.errors_of(rt.custom.schema, new, old, errors)
+        errors += celrules.errors_of(rt.custom.schema, new, old, errors, warnings)
     else:
         errors += validation.builtin_errors(rt, new)
         errors += crds.spec_errors(api, rt, new, old)
@@ -331,7 +332,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     strategies.prepare_for_update(rt, new, old, sub)
     crds.prepare_for_update(rt, new, old)
     apply_defaults(api, rt, new)
-    check_valid(api, rt, new, old)
+    check_valid(api, rt, new, old, opts.warnings)
     if strategies.spec_changed(rt, new, old):
         meta(new)["generation"] = int(meta(new).get("generation") or 0) + 1
     if not tracked:
