@@ -26,6 +26,7 @@ NOT_CHECKED = ("some validation rules were not checked because the object was in
                "errors to complete validation")
 MAX_MESSAGE = 5 * 1024
 VARIABLES = ("oldSelf", "self")
+OLD_VALUE, HAS_OLD = "__oldSelfValue", "__hasOldSelf"
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,17 @@ class Rule:
     program: cel.Program
     message: cel.Program | None
     field_path: str
+    uses_old_self: bool
 
     @property
-    def uses_old_self(self) -> bool:
-        return "oldSelf" in self.program.variables
+    def optional_old_self(self) -> bool:
+        """optionalOldSelf: also evaluated without an old value, oldSelf then being optional.none()."""
+        return self.spec.get("optionalOldSelf") is True
+
+    def activation(self, value: Any, old: Any) -> dict[str, Any]:
+        if self.optional_old_self:
+            return {"self": value, OLD_VALUE: old, HAS_OLD: old is not None}
+        return {"self": value, "oldSelf": old}
 
     @property
     def words(self) -> str:
@@ -63,9 +71,9 @@ class Validator:
 # compiling (at CRD create/update, and once per schema for writes) ------------------------------------------------
 
 
-def _variables(node: Schema, root: bool) -> dict[str, Schema | None]:
+def _variables(node: Schema, root: bool, optional_old: bool) -> dict[str, Schema | None]:
     typed = cel.resource_root(node) if root else node
-    return {"self": typed, "oldSelf": typed}
+    return {"self": typed, "oldSelf": None if optional_old else typed}
 
 
 def _compile(node: Schema, root: bool, where: str, problems: list[FieldError]) -> tuple[Rule, ...]:
@@ -86,7 +94,7 @@ def _compile(node: Schema, root: bool, where: str, problems: list[FieldError]) -
 
 def _compile_rule(node: Schema, root: bool, spec: Mapping[str, Any], at: str,
                   problems: list[FieldError]) -> Rule | None:
-    variables = _variables(node, root)
+    variables = _variables(node, root, spec.get("optionalOldSelf") is True)
     try:
         program = cel.compile_checked(str(spec["rule"]), variables)
     except cel.CompileError as e:
@@ -108,7 +116,17 @@ def _compile_rule(node: Schema, root: bool, spec: Mapping[str, Any], at: str,
             problems.append(FieldError(ErrorType.INVALID, f"{at}.messageExpression", _go_rule(spec),
                                        "messageExpression must evaluate to a string"))
             return None
-    return Rule(spec, program, message, normalized_path(node, str(spec.get("fieldPath") or "")) or "")
+    uses_old_self = "oldSelf" in program.variables
+    if not uses_old_self and spec.get("optionalOldSelf") is not None:
+        problems.append(FieldError(ErrorType.INVALID, f"{at}.optionalOldSelf", spec["optionalOldSelf"],
+                                   "may not be set if oldSelf is not used in rule"))
+        return None
+    if spec.get("optionalOldSelf") is True:
+        program = cel.compile_checked(f"cel.bind(oldSelf, {HAS_OLD} ? optional.of({OLD_VALUE}) : optional.none(), "
+                                      f"({spec['rule']}))", {"self": variables["self"], OLD_VALUE: None,
+                                                              HAS_OLD: None})
+    return Rule(spec, program, message, normalized_path(node, str(spec.get("fieldPath") or "")) or "",
+                uses_old_self)
 
 
 def _rule_problems(node: Schema, spec: Mapping[str, Any], at: str) -> list[FieldError]:
@@ -280,11 +298,11 @@ def _by_keys(keys: tuple[str, ...], old: Any) -> dict[str, Any]:
 
 def _check_rule(v: Validator, rule: Rule, path: str | None, value: Any, old: Any,
                 unchanged: bool) -> Iterator[tuple[FieldError, bool]]:
-    if rule.uses_old_self and old is None:
+    if rule.uses_old_self and old is None and not rule.optional_old_self:
         return
-    activation = {"self": cel.to_cel(v.schema, value), "oldSelf": cel.to_cel(v.schema, old)}
+    value, old = cel.to_cel(v.schema, value), cel.to_cel(v.schema, old)
     try:
-        passed = rule.program.evaluate(activation)
+        passed = rule.program.evaluate(rule.activation(value, old))
     except cel.EvalError as e:
         yield FieldError(ErrorType.INVALID, path or "<nil>", v.type, _runtime_detail(str(e), rule)), False
         return
@@ -292,7 +310,7 @@ def _check_rule(v: Validator, rule: Rule, path: str | None, value: Any, old: Any
         return
     where = _child(path, rule.field_path) if rule.field_path else path or "<nil>"
     shown = OMIT if v.type in ("object", "array") else value
-    error = _error_for(rule.spec.get("reason"), where, shown, _message(rule, activation))
+    error = _error_for(rule.spec.get("reason"), where, shown, _message(rule, {"self": value, "oldSelf": old}))
     yield error, unchanged and not rule.uses_old_self
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cel_expr_python import cel
-from cel_expr_python.ext import ext_math, ext_optional, ext_strings
+from cel_expr_python.ext import ext_bindings, ext_math, ext_optional, ext_strings
 
 from engine.cel import library
 
@@ -88,7 +88,8 @@ def blank_strings(source: str) -> str:
 @functools.cache
 def _environment(variables: tuple[str, ...]) -> Any:
     return cel.NewEnv(variables={name: cel.Type.DYN for name in variables},
-                      extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_math.ExtMath()],
+                      extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_math.ExtMath(),
+                                  ext_bindings.ExtBindings()],
                       functions=library.declarations())
 
 

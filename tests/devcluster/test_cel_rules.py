@@ -43,6 +43,9 @@ SCHEMA: dict[str, Any] = {
                 "tags": {"type": "array", "items": {"type": "string"}, "default": []},
                 "pick": {"type": "integer"},
                 "namespace": {"type": "string"},
+                "level": {"type": "integer", "x-kubernetes-validations": [
+                    {"rule": "oldSelf.hasValue() ? self >= oldSelf.value() : self <= 1", "optionalOldSelf": True,
+                     "message": "level starts at 1 at most and never decreases"}]},
                 "max-size": {"type": "integer"},
                 "limits": {"type": "object", "additionalProperties": {
                     "type": "string", "x-kubernetes-validations": [{"rule": "isQuantity(self)",
@@ -166,6 +169,24 @@ def test_transition_rules_run_only_on_update(devcluster: DevCluster, group: str,
     assert code == 200, answer
 
 
+def test_optional_old_self_rules_run_on_create_too(devcluster: DevCluster, group: str, namespace: str) -> None:
+    code, answer = create(devcluster, group, namespace, gizmo(group, level=3))
+    assert code == 422
+    refused(answer, "g1", group, ("FieldValueInvalid", "spec.level",
+                                  "Invalid value: 3: level starts at 1 at most and never decreases"))
+    code, created = create(devcluster, group, namespace, gizmo(group, level=1))
+    assert code == 201, created
+    path = f"/apis/{group}/v1/namespaces/{namespace}/gizmos/g1"
+    code, answer = devcluster.request("PATCH", path, body={"spec": {"level": 0}},
+                                      content_type="application/merge-patch+json")
+    assert code == 422
+    refused(answer, "g1", group, ("FieldValueInvalid", "spec.level",
+                                  "Invalid value: 0: level starts at 1 at most and never decreases"))
+    code, answer = devcluster.request("PATCH", path, body={"spec": {"level": 5}},
+                                      content_type="application/merge-patch+json")
+    assert code == 200, answer
+
+
 def test_blocking_schema_errors_skip_the_rules(devcluster: DevCluster, group: str, namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, size="big", mode="medium"))
     assert code == 422
@@ -236,6 +257,17 @@ def test_a_crd_whose_rule_does_not_compile_is_refused(devcluster: DevCluster, ru
     assert answer["message"] == (f'CustomResourceDefinition.apiextensions.k8s.io "gizmos.{name}" is invalid: '
                                  f"{field}: {body}")
     assert answer["details"]["causes"] == [{"reason": "FieldValueInvalid", "message": body, "field": field}]
+
+
+def test_optional_old_self_without_old_self_is_refused(devcluster: DevCluster) -> None:
+    name = f"b{uuid.uuid4().hex[:8]}.example.com"
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}},
+                                                        "x-kubernetes-validations": [
+                                                            {"rule": "self.size > 0", "optionalOldSelf": True}]}}}
+    code, answer = devcluster.request("POST", CRDS, body=crd(name, schema))
+    assert (code, answer["reason"]) == (422, "Invalid"), answer
+    assert [(c["field"], c["message"]) for c in answer["details"]["causes"]] == [
+        (f"{rule_path()}.optionalOldSelf", "Invalid value: true: may not be set if oldSelf is not used in rule")]
 
 
 def test_a_rule_with_a_bad_reason_or_field_path_is_refused(devcluster: DevCluster) -> None:
