@@ -76,7 +76,8 @@ def _variables(node: Schema, root: bool, optional_old: bool) -> dict[str, Schema
     return {"self": typed, "oldSelf": None if optional_old else typed}
 
 
-def _compile(node: Schema, root: bool, where: str, problems: list[FieldError]) -> tuple[Rule, ...]:
+def _compile(node: Schema, root: bool, where: str, problems: list[FieldError],
+             uncorrelatable: str | None) -> tuple[Rule, ...]:
     rules = []
     for i, spec in enumerate(node.get("x-kubernetes-validations") or ()):
         if not isinstance(spec, Mapping):
@@ -87,7 +88,10 @@ def _compile(node: Schema, root: bool, where: str, problems: list[FieldError]) -
         if found or not str(spec.get("rule") or "").strip():
             continue
         rule = _compile_rule(node, root, spec, at, problems)
-        if rule is not None:
+        if rule is not None and rule.uses_old_self and uncorrelatable is not None:
+            problems.append(FieldError(ErrorType.INVALID, f"{at}.rule", str(spec["rule"]), "oldSelf cannot be used "
+                                       f"on the uncorrelatable portion of the schema within {uncorrelatable}"))
+        elif rule is not None:
             rules.append(rule)
     return tuple(rules)
 
@@ -196,22 +200,26 @@ def normalized_path(node: Schema, path: str) -> str | None:
 def build(schema: Schema, where: str, root: bool = True) -> tuple[Validator | None, list[FieldError]]:
     """The validator of a schema (None when it has no rules) and the problems of its rules."""
     problems: list[FieldError] = []
-    return _build(schema, where, root, problems), problems
+    return _build(schema, where, root, problems, None), problems
 
 
-def _build(node: Schema, where: str, root: bool, problems: list[FieldError]) -> Validator | None:
-    rules = _compile(node, root, where, problems)
+def _build(node: Schema, where: str, root: bool, problems: list[FieldError],
+           uncorrelatable: str | None) -> Validator | None:
+    """`uncorrelatable`: the path of the first list above whose items cannot be matched with their old values."""
+    rules = _compile(node, root, where, problems, uncorrelatable)
     properties = {}
     for name, child in sorted((node.get("properties") or {}).items()):
         if isinstance(child, Mapping):
-            built = _build(child, f"{where}.properties[{name}]", False, problems)
+            built = _build(child, f"{where}.properties[{name}]", False, problems, uncorrelatable)
             if built is not None:
                 properties[name] = built
     extra = node.get("additionalProperties")
-    additional = _build(extra, f"{where}.additionalProperties", False, problems) \
+    additional = _build(extra, f"{where}.additionalProperties", False, problems, uncorrelatable) \
         if isinstance(extra, Mapping) else None
     items_schema = node.get("items")
-    items = _build(items_schema, f"{where}.items", False, problems) if isinstance(items_schema, Mapping) else None
+    below = uncorrelatable or (where if node.get("x-kubernetes-list-type") != "map" else None)
+    items = _build(items_schema, f"{where}.items", False, problems, below) \
+        if isinstance(items_schema, Mapping) else None
     if not (rules or properties or additional or items):
         return None
     keys = tuple(node.get("x-kubernetes-list-map-keys") or ()) if node.get("x-kubernetes-list-type") == "map" else ()

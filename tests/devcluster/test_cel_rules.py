@@ -270,6 +270,19 @@ def test_optional_old_self_without_old_self_is_refused(devcluster: DevCluster) -
         (f"{rule_path()}.optionalOldSelf", "Invalid value: true: may not be set if oldSelf is not used in rule")]
 
 
+def test_old_self_below_an_atomic_list_is_refused(devcluster: DevCluster) -> None:
+    name = f"b{uuid.uuid4().hex[:8]}.example.com"
+    items = {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "tags": {"type": "array", "items": items}}}}}
+    code, answer = devcluster.request("POST", CRDS, body=crd(name, schema))
+    assert (code, answer["reason"]) == (422, "Invalid"), answer
+    tags = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[tags]"
+    assert [(c["field"], c["message"]) for c in answer["details"]["causes"]] == [
+        (f"{tags}.items.x-kubernetes-validations[0].rule", 'Invalid value: "self == oldSelf": oldSelf cannot be used '
+                                                          f"on the uncorrelatable portion of the schema within {tags}")]
+
+
 def test_a_rule_with_a_bad_reason_or_field_path_is_refused(devcluster: DevCluster) -> None:
     name = f"b{uuid.uuid4().hex[:8]}.example.com"
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}},
