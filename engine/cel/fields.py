@@ -78,9 +78,55 @@ def select(node: Schema | _Open, name: str) -> Schema | _Open | str:
     return f"undefined field '{name}'"
 
 
+_MAP_KEY: Schema = {"type": "string"}
+_MACRO = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
+
+
+def _resolve(node: Schema | _Open, chain: str) -> Schema | _Open | None:
+    """The schema a selection chain (`.a.b`) reaches from `node`, None when it is not allowed."""
+    for selection in _SELECTION.finditer(chain):
+        step = select(node, selection.group(2))
+        if isinstance(step, str):
+            return None
+        node = step
+    return node
+
+
+def macro_variables(source: str, schemas: Mapping[str, Schema | None]) -> dict[str, Schema | None]:
+    """Schemas of macro variables (`self.items.all(i, ...)`: `i` is an item); a name bound twice stays unknown."""
+    text = blank_strings(source)
+    bound: dict[str, Schema | None] = {}
+    for _ in range(3):  # nested macros bind through the variables of the outer ones
+        known = {**schemas, **bound}
+        for match in _CHAIN.finditer(text):
+            root = known.get(match.group(1))
+            last = match.group(2).rfind(".")
+            macro = _MACRO.match(text, match.start(2) + last)
+            if root is None or macro is None:
+                continue
+            target = _resolve(root, match.group(2)[:last])
+            element = _element(target) if target is not None else None
+            name = macro.group(1)
+            bound[name] = element if bound.get(name, element) is element and name not in schemas else None
+    return bound
+
+
+def _element(node: Schema | _Open) -> Schema | None:
+    """What a macro iterates over: a list's items, a map's keys (strings)."""
+    if isinstance(node, _Open):
+        return None
+    items = node.get("items")
+    if node.get("type") == "array" and isinstance(items, Mapping):
+        return items
+    if node.get("type") == "object" and not node.get("properties"):
+        return _MAP_KEY
+    return None
+
+
 def field_errors(source: str, schemas: Mapping[str, Schema | None]) -> list[Located]:
-    """Selections below a variable with a known schema that its schema does not allow."""
+    """Selections below a variable (or a macro variable over it) that its schema does not allow."""
     found: list[Located] = []
+    schemas = {**schemas, **macro_variables(source, schemas)}
     for match in _CHAIN.finditer(blank_strings(source)):
         root = schemas.get(match.group(1))
         if root is None:

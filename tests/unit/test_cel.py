@@ -11,7 +11,8 @@ from engine import cel
 from engine.cel.programs import go_words
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {
-    "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "labels": {
+    "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "items": {
+        "type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}, "labels": {
         "type": "object", "additionalProperties": {"type": "string"}}, "free": {
         "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}
 
@@ -59,6 +60,10 @@ def test_cel_cpp_status_prefixes_are_dropped() -> None:
                               " | has(self.spec.size.x)\n | ..................^"),
     ("self.metadata.labels.a == 'b'", "ERROR: <input>:1:14: undefined field 'labels'\n"
                                       " | self.metadata.labels.a == 'b'\n | .............^"),
+    ("self.spec.items.all(i, i.nope)", "ERROR: <input>:1:25: undefined field 'nope'\n"
+                                       " | self.spec.items.all(i, i.nope)\n | ........................^"),
+    ("self.spec.labels.exists(k, k.x)", "ERROR: <input>:1:29: type 'string' does not support field selection\n"
+                                        " | self.spec.labels.exists(k, k.x)\n | ............................^"),
     ("true &&\n  self.spec.nope", "ERROR: <input>:2:12: undefined field 'nope'\n |   self.spec.nope\n"
                                   " | ...........^"),
 ])
@@ -71,6 +76,7 @@ def test_field_selections_are_checked_against_the_schema(source: str, error: str
 @pytest.mark.parametrize("source", [
     "self.spec.labels.anything == 'x'", "self.spec.free.a.b.c == 1", "self.metadata.name.startsWith('a')",
     "'self.spec.nope' == self.metadata.name", "self.apiVersion == 'v1' && self.kind == 'K'",
+    "self.spec.items.all(x, x.name != '') && self.spec.labels.all(x, x != '')",
 ])
 def test_maps_open_objects_methods_and_strings_pass_the_field_check(source: str) -> None:
     cel.compile_checked(source, {"self": cel.resource_root(SCHEMA)})
