@@ -203,6 +203,11 @@ def build(schema: Schema, where: str, root: bool = True) -> tuple[Validator | No
     return _build(schema, where, root, problems, None), problems
 
 
+def _embedded(node: Any) -> bool:
+    """An embedded resource is typed like the root: apiVersion, kind and metadata.name/generateName."""
+    return isinstance(node, Mapping) and bool(node.get("x-kubernetes-embedded-resource"))
+
+
 def _build(node: Schema, where: str, root: bool, problems: list[FieldError],
            uncorrelatable: str | None) -> Validator | None:
     """`uncorrelatable`: the path of the first list above whose items cannot be matched with their old values."""
@@ -210,15 +215,15 @@ def _build(node: Schema, where: str, root: bool, problems: list[FieldError],
     properties = {}
     for name, child in sorted((node.get("properties") or {}).items()):
         if isinstance(child, Mapping):
-            built = _build(child, f"{where}.properties[{name}]", False, problems, uncorrelatable)
+            built = _build(child, f"{where}.properties[{name}]", _embedded(child), problems, uncorrelatable)
             if built is not None:
                 properties[name] = built
     extra = node.get("additionalProperties")
-    additional = _build(extra, f"{where}.additionalProperties", False, problems, uncorrelatable) \
+    additional = _build(extra, f"{where}.additionalProperties", _embedded(extra), problems, uncorrelatable) \
         if isinstance(extra, Mapping) else None
     items_schema = node.get("items")
     below = uncorrelatable or (where if node.get("x-kubernetes-list-type") != "map" else None)
-    items = _build(items_schema, f"{where}.items", False, problems, below) \
+    items = _build(items_schema, f"{where}.items", _embedded(items_schema), problems, below) \
         if isinstance(items_schema, Mapping) else None
     if not (rules or properties or additional or items):
         return None

@@ -61,6 +61,8 @@ def select(node: Schema | _Open, name: str) -> Schema | _Open | str:
     if isinstance(node, _Open) or node.get("x-kubernetes-preserve-unknown-fields") \
             or node.get("x-kubernetes-int-or-string"):
         return OPEN
+    if node.get("x-kubernetes-embedded-resource"):
+        node = resource_root(node)
     kind = node.get("type")
     if kind in _CEL_TYPES:
         return f"type '{_CEL_TYPES[kind]}' does not support field selection"

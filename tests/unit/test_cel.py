@@ -10,11 +10,14 @@ import pytest
 from engine import cel
 from engine.cel.programs import go_words
 
-SCHEMA: dict[str, Any] = {"type": "object", "properties": {
-    "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "items": {
-        "type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}, "labels": {
-        "type": "object", "additionalProperties": {"type": "string"}}, "free": {
-        "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}
+SPEC: dict[str, Any] = {
+    "size": {"type": "integer"},
+    "template": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": {"type": "object"}}},
+    "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+}
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {"spec": {"type": "object", "properties": SPEC}}}
 
 
 def run(source: str, value: Any = None) -> Any:
@@ -77,6 +80,7 @@ def test_field_selections_are_checked_against_the_schema(source: str, error: str
     "self.spec.labels.anything == 'x'", "self.spec.free.a.b.c == 1", "self.metadata.name.startsWith('a')",
     "'self.spec.nope' == self.metadata.name", "self.apiVersion == 'v1' && self.kind == 'K'",
     "self.spec.items.all(x, x.name != '') && self.spec.labels.all(x, x != '')",
+    "self.spec.template.metadata.name == 'x' && self.spec.template.kind == 'Pod'",
 ])
 def test_maps_open_objects_methods_and_strings_pass_the_field_check(source: str) -> None:
     cel.compile_checked(source, {"self": cel.resource_root(SCHEMA)})
