@@ -295,3 +295,35 @@ def test_a_rule_with_a_bad_reason_or_field_path_is_refused(devcluster: DevCluste
                                   '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'),
         (f"{rule_path()}.fieldPath", 'Invalid value: ".nope": must be a valid path'),
     ]
+
+
+def test_map_list_items_correlate_with_their_old_selves_by_key(devcluster: DevCluster, namespace: str) -> None:
+    name = f"m{uuid.uuid4().hex[:8]}.example.com"
+    item = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"},
+                                                                    "port": {"type": "integer"}},
+            "x-kubernetes-validations": [
+                {"rule": "self.port == oldSelf.port", "message": "port is immutable"},
+                {"rule": "self.port > 0", "reason": "FieldValueRequired", "message": "a port is needed"},
+                {"rule": "self.name != 'dup'", "reason": "FieldValueDuplicate"}]}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"ports": {
+        "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": item}}}}}
+    code, answer = devcluster.request("POST", CRDS, body=crd(name, schema))
+    assert code == 201, answer
+    try:
+        ports = [{"name": "http", "port": 80}, {"name": "admin", "port": 81}]
+        code, created = create(devcluster, name, namespace, gizmo(name, ports=ports))
+        assert code == 201, created
+        path = f"/apis/{name}/v1/namespaces/{namespace}/gizmos/g1"
+        moved = [{"name": "new", "port": 90}, {"name": "admin", "port": 82}, {"name": "http", "port": 80}]
+        code, answer = devcluster.request("PATCH", path, body={"spec": {"ports": moved}},
+                                          content_type="application/merge-patch+json")
+        assert code == 422
+        refused(answer, "g1", name, ("FieldValueInvalid", "spec.ports[1]", "Invalid value: port is immutable"))
+        bad = [*ports, {"name": "dup", "port": 0}]
+        code, answer = devcluster.request("PATCH", path, body={"spec": {"ports": bad}},
+                                          content_type="application/merge-patch+json")
+        assert code == 422
+        refused(answer, "g1", name, ("FieldValueRequired", "spec.ports[2]", "Required value: a port is needed"),
+                ("FieldValueDuplicate", "spec.ports[2]", "Duplicate value"))
+    finally:
+        devcluster.request("DELETE", f"{CRDS}/gizmos.{name}")
