@@ -237,12 +237,15 @@ def schema_errors(schema: Schema, where: str) -> list[FieldError]:
 
 
 _validators: dict[int, tuple[Schema, Validator | None]] = {}
+MAX_VALIDATORS = 512  # served schemas remembered (a CRD update serves new schema objects)
 
 
 def validator_for(schema: Schema) -> Validator | None:
-    """The validator of a served schema, compiled on first use and kept while the schema object lives."""
+    """The validator of a served schema, compiled on first use and kept with the schema object."""
     cached = _validators.get(id(schema))
     if cached is None or cached[0] is not schema:
+        if len(_validators) >= MAX_VALIDATORS:
+            _validators.clear()
         cached = (schema, build(schema, "")[0])
         _validators[id(schema)] = cached
     return cached[1]
