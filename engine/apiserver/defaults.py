@@ -216,6 +216,18 @@ def crd(obj: JsonDict) -> None:
     _set(_child(spec, "conversion"), "strategy", "None")
 
 
+def limit_range(obj: JsonDict) -> None:
+    """SetDefaults_LimitRangeItem: a Container item's default limit falls back to max, its default request to the
+    default limit, then to min."""
+    for item in _child(obj, "spec").get("limits") or []:
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default, request = _child(item, "default"), _child(item, "defaultRequest")
+        for source, target in (("max", default), ("default", request), ("min", request)):
+            for key, value in (item.get(source) or {}).items():
+                target.setdefault(key, value)
+
+
 def role_binding(obj: JsonDict) -> None:
     for subject in obj.get("subjects") or []:
         if isinstance(subject, dict) and subject.get("kind") in ("User", "Group"):
@@ -229,6 +241,7 @@ BY_KEY: dict[str, Callable[[JsonDict], None]] = {
     "/persistentvolumeclaims": pvc,
     "/persistentvolumes": pv,
     "/endpoints": endpoints,
+    "/limitranges": limit_range,
     "apps/deployments": deployment,
     "apps/statefulsets": statefulset,
     "apps/daemonsets": daemonset,
