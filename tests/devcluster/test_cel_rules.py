@@ -337,3 +337,24 @@ def test_map_list_items_correlate_with_their_old_selves_by_key(devcluster: DevCl
                 ("FieldValueDuplicate", "spec.ports[2]", "Duplicate value"))
     finally:
         devcluster.request("DELETE", f"{CRDS}/gizmos.{name}")
+
+
+def test_a_missing_field_and_a_dynamic_type_mismatch_are_runtime_errors(devcluster: DevCluster,
+                                                                        namespace: str) -> None:
+    name = f"e{uuid.uuid4().hex[:8]}.example.com"
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.label == 'on'", "message": "label must be on"}, {"rule": "self.port > 0"}], "properties": {
+        "label": {"type": "string", "maxLength": 8},
+        "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]}}}}}
+    create_crd(devcluster, name, schema)
+    try:
+        code, answer = create(devcluster, name, namespace, gizmo(name, port="http"))
+        assert code == 422
+        refused(answer, "g1", name,
+                ("FieldValueInvalid", "spec", 'Invalid value: "object": no such key: label evaluating rule: label '
+                                              "must be on"),
+                ("FieldValueInvalid", "spec", """Invalid value: "object": 'no such overload': call arguments did """
+                                              "not match a supported operator, function or macro signature for "
+                                              "rule: self.port > 0"))
+    finally:
+        devcluster.request("DELETE", f"{CRDS}/gizmos.{name}")
