@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
 
 from .helpers import wait_for
 
@@ -69,7 +69,7 @@ def crd(group: str, schema: dict[str, Any]) -> dict[str, Any]:
                                    "schema": {"openAPIV3Schema": schema}}]}}
 
 
-def create_crd(cluster: DevCluster, group: str, schema: dict[str, Any]) -> dict[str, Any]:
+def create_crd(cluster: Cluster, group: str, schema: dict[str, Any]) -> dict[str, Any]:
     """Create the Gizmo CRD of `group` and wait until its resource is served (the real server takes a moment)."""
     code, answer = cluster.request("POST", CRDS, body=crd(group, schema))
     assert code == 201, answer
@@ -78,7 +78,7 @@ def create_crd(cluster: DevCluster, group: str, schema: dict[str, Any]) -> dict[
 
 
 @pytest.fixture
-def group(devcluster: DevCluster) -> Iterator[str]:
+def group(devcluster: Cluster) -> Iterator[str]:
     name = f"c{uuid.uuid4().hex[:8]}.example.com"
     create_crd(devcluster, name, SCHEMA)
     yield name
@@ -89,7 +89,7 @@ def gizmo(group: str, name: str = "g1", **spec: Any) -> dict[str, Any]:
     return {"apiVersion": f"{group}/v1", "kind": "Gizmo", "metadata": {"name": name}, "spec": spec}
 
 
-def create(devcluster: DevCluster, group: str, namespace: str, body: dict[str, Any]) -> tuple[int, Any]:
+def create(devcluster: Cluster, group: str, namespace: str, body: dict[str, Any]) -> tuple[int, Any]:
     return devcluster.request("POST", f"/apis/{group}/v1/namespaces/{namespace}/gizmos", body=body)
 
 
@@ -102,21 +102,21 @@ def refused(answer: dict[str, Any], name: str, group: str, *causes: tuple[str, s
     assert answer["details"]["causes"] == [{"reason": r, "message": m, "field": f} for r, f, m in causes]
 
 
-def test_objects_that_pass_every_rule_are_created(devcluster: DevCluster, group: str, namespace: str) -> None:
+def test_objects_that_pass_every_rule_are_created(devcluster: Cluster, group: str, namespace: str) -> None:
     code, created = create(devcluster, group, namespace,
                            gizmo(group, size=3, min=1, max=2, title="a", mode="fast", tags=["x"], pick=0,
                                  limits={"cpu": "500m"}, memory="512Mi"))
     assert code == 201, created
 
 
-def test_a_failing_scalar_rule_names_the_field_and_its_value(devcluster: DevCluster, group: str,
+def test_a_failing_scalar_rule_names_the_field_and_its_value(devcluster: Cluster, group: str,
                                                              namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, size=7))
     assert code == 422
     refused(answer, "g1", group, ("FieldValueInvalid", "spec.size", "Invalid value: 7: size must be at most 5"))
 
 
-def test_an_object_rule_omits_the_value_and_a_string_value_is_quoted(devcluster: DevCluster, group: str,
+def test_an_object_rule_omits_the_value_and_a_string_value_is_quoted(devcluster: Cluster, group: str,
                                                                      namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, tags=["Up"], limits={"cpu": "lots"}))
     assert code == 422
@@ -124,7 +124,7 @@ def test_an_object_rule_omits_the_value_and_a_string_value_is_quoted(devcluster:
             ("FieldValueInvalid", "spec.limits[cpu]", 'Invalid value: "lots": must be a quantity'))
 
 
-def test_root_rules_use_field_path_message_expression_and_the_nil_path(devcluster: DevCluster, group: str,
+def test_root_rules_use_field_path_message_expression_and_the_nil_path(devcluster: Cluster, group: str,
                                                                        namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, "forbidden", min=4, max=2))
     assert code == 422
@@ -133,19 +133,19 @@ def test_root_rules_use_field_path_message_expression_and_the_nil_path(devcluste
             ("FieldValueInvalid", "<nil>", "Invalid value: failed rule: self.metadata.name != 'forbidden'"))
 
 
-def test_a_reason_changes_the_error_type(devcluster: DevCluster, group: str, namespace: str) -> None:
+def test_a_reason_changes_the_error_type(devcluster: Cluster, group: str, namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, mode="medium"))
     assert code == 422
     refused(answer, "g1", group, ("FieldValueForbidden", "spec.mode", "Forbidden: mode must be fast or slow"))
 
 
-def test_quantity_functions_compare_values(devcluster: DevCluster, group: str, namespace: str) -> None:
+def test_quantity_functions_compare_values(devcluster: Cluster, group: str, namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, memory="2Gi"))
     assert code == 422
     refused(answer, "g1", group, ("FieldValueInvalid", "spec.memory", 'Invalid value: "2Gi": at most 1Gi'))
 
 
-def test_a_runtime_error_is_reported_with_the_rule(devcluster: DevCluster, group: str, namespace: str) -> None:
+def test_a_runtime_error_is_reported_with_the_rule(devcluster: Cluster, group: str, namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, tags=["a"], pick=3))
     assert code == 422
     refused(answer, "g1", group, ("FieldValueInvalid", "spec",
@@ -153,7 +153,7 @@ def test_a_runtime_error_is_reported_with_the_rule(devcluster: DevCluster, group
                                   "!has(self.pick) || self.tags[self.pick] != ''"))
 
 
-def test_property_names_are_escaped_as_the_server_escapes_them(devcluster: DevCluster, group: str,
+def test_property_names_are_escaped_as_the_server_escapes_them(devcluster: Cluster, group: str,
                                                               namespace: str) -> None:
     body = gizmo(group, namespace="kube-system")
     body["spec"]["max-size"] = 11
@@ -164,7 +164,7 @@ def test_property_names_are_escaped_as_the_server_escapes_them(devcluster: DevCl
                                           "self.max__dash__size <= 10"))
 
 
-def test_transition_rules_run_only_on_update(devcluster: DevCluster, group: str, namespace: str) -> None:
+def test_transition_rules_run_only_on_update(devcluster: Cluster, group: str, namespace: str) -> None:
     code, created = create(devcluster, group, namespace, gizmo(group, title="a"))
     assert code == 201, created
     changed = copy.deepcopy(created)
@@ -178,7 +178,7 @@ def test_transition_rules_run_only_on_update(devcluster: DevCluster, group: str,
     assert code == 200, answer
 
 
-def test_optional_old_self_rules_run_on_create_too(devcluster: DevCluster, group: str, namespace: str) -> None:
+def test_optional_old_self_rules_run_on_create_too(devcluster: Cluster, group: str, namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, level=3))
     assert code == 422
     refused(answer, "g1", group, ("FieldValueInvalid", "spec.level",
@@ -196,7 +196,7 @@ def test_optional_old_self_rules_run_on_create_too(devcluster: DevCluster, group
     assert code == 200, answer
 
 
-def test_blocking_schema_errors_skip_the_rules(devcluster: DevCluster, group: str, namespace: str) -> None:
+def test_blocking_schema_errors_skip_the_rules(devcluster: Cluster, group: str, namespace: str) -> None:
     code, answer = create(devcluster, group, namespace, gizmo(group, size="big", mode="medium"))
     assert code == 422
     refused(answer, "g1", group,
@@ -207,7 +207,7 @@ def test_blocking_schema_errors_skip_the_rules(devcluster: DevCluster, group: st
                                            "validation"))
 
 
-def test_unchanged_values_ratchet_past_a_new_rule(devcluster: DevCluster, http: Any, namespace: str) -> None:
+def test_unchanged_values_ratchet_past_a_new_rule(devcluster: Cluster, http: Any, namespace: str) -> None:
     name = f"r{uuid.uuid4().hex[:8]}.example.com"
     loose = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "size": {"type": "integer"}, "note": {"type": "string"}}}}}
@@ -257,7 +257,7 @@ def go_rule(rule: str, **fields: Any) -> str:
                    " | nobody > 1\n | ^"),
     ("self.size", "cel expression must evaluate to a bool"),
 ])
-def test_a_crd_whose_rule_does_not_compile_is_refused(devcluster: DevCluster, rule: str, detail: str) -> None:
+def test_a_crd_whose_rule_does_not_compile_is_refused(devcluster: Cluster, rule: str, detail: str) -> None:
     name = f"b{uuid.uuid4().hex[:8]}.example.com"
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}},
                                                         "x-kubernetes-validations": [{"rule": rule}]}}}
@@ -270,7 +270,7 @@ def test_a_crd_whose_rule_does_not_compile_is_refused(devcluster: DevCluster, ru
     assert answer["details"]["causes"] == [{"reason": "FieldValueInvalid", "message": body, "field": field}]
 
 
-def test_optional_old_self_without_old_self_is_refused(devcluster: DevCluster) -> None:
+def test_optional_old_self_without_old_self_is_refused(devcluster: Cluster) -> None:
     name = f"b{uuid.uuid4().hex[:8]}.example.com"
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}},
                                                         "x-kubernetes-validations": [
@@ -281,7 +281,7 @@ def test_optional_old_self_without_old_self_is_refused(devcluster: DevCluster) -
         (f"{rule_path()}.optionalOldSelf", "Invalid value: true: may not be set if oldSelf is not used in rule")]
 
 
-def test_old_self_below_an_atomic_list_is_refused(devcluster: DevCluster) -> None:
+def test_old_self_below_an_atomic_list_is_refused(devcluster: Cluster) -> None:
     name = f"b{uuid.uuid4().hex[:8]}.example.com"
     items = {"type": "string", "maxLength": 64, "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
@@ -294,7 +294,7 @@ def test_old_self_below_an_atomic_list_is_refused(devcluster: DevCluster) -> Non
                                                           f"on the uncorrelatable portion of the schema within {tags}")]
 
 
-def test_a_rule_with_a_bad_reason_or_field_path_is_refused(devcluster: DevCluster) -> None:
+def test_a_rule_with_a_bad_reason_or_field_path_is_refused(devcluster: Cluster) -> None:
     name = f"b{uuid.uuid4().hex[:8]}.example.com"
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}},
                                                         "x-kubernetes-validations": [
@@ -308,7 +308,7 @@ def test_a_rule_with_a_bad_reason_or_field_path_is_refused(devcluster: DevCluste
     ]
 
 
-def test_map_list_items_correlate_with_their_old_selves_by_key(devcluster: DevCluster, namespace: str) -> None:
+def test_map_list_items_correlate_with_their_old_selves_by_key(devcluster: Cluster, namespace: str) -> None:
     name = f"m{uuid.uuid4().hex[:8]}.example.com"
     item = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"},
                                                                     "port": {"type": "integer"}},
@@ -339,7 +339,7 @@ def test_map_list_items_correlate_with_their_old_selves_by_key(devcluster: DevCl
         devcluster.request("DELETE", f"{CRDS}/gizmos.{name}")
 
 
-def test_a_missing_field_and_a_dynamic_type_mismatch_are_runtime_errors(devcluster: DevCluster,
+def test_a_missing_field_and_a_dynamic_type_mismatch_are_runtime_errors(devcluster: Cluster,
                                                                         namespace: str) -> None:
     name = f"e{uuid.uuid4().hex[:8]}.example.com"
     schema = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-validations": [

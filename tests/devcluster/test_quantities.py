@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
 
 PATTERN = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
@@ -24,7 +24,7 @@ def pod(name: str, resources: dict[str, Any], volumes: list[Any] | None = None) 
     ("8Gi", "8Gi"), ("1536Mi", "1536Mi"), ("2048", "2048"), ("1.0", "1"), (0.25, "250m"), (2, "2"),
     ("1.5m", "2m"), ("0.1m", "1m"), ("1n", "1m"), ("1.23456789e3", "1234568e-3"),
 ])
-def test_resource_lists_are_canonical_and_rounded_to_milli(devcluster: DevCluster, namespace: str, sent: Any,
+def test_resource_lists_are_canonical_and_rounded_to_milli(devcluster: Cluster, namespace: str, sent: Any,
                                                            stored: str) -> None:
     code, created = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/pods",
                                        body=pod("p", {"requests": {"cpu": sent}, "limits": {"memory": sent}}))
@@ -35,7 +35,7 @@ def test_resource_lists_are_canonical_and_rounded_to_milli(devcluster: DevCluste
     assert read["spec"]["containers"][0]["resources"] == resources
 
 
-def test_a_pod_requests_what_it_limits_but_a_template_does_not(devcluster: DevCluster, namespace: str) -> None:
+def test_a_pod_requests_what_it_limits_but_a_template_does_not(devcluster: Cluster, namespace: str) -> None:
     limits = {"limits": {"cpu": "500m", "memory": "1024Mi"}, "requests": {"cpu": "250m"}}
     code, created = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/pods", body=pod("p", limits))
     assert code == 201, created
@@ -50,7 +50,7 @@ def test_a_pod_requests_what_it_limits_but_a_template_does_not(devcluster: DevCl
     assert created["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
 
 
-def test_a_single_quantity_field_is_canonical_but_not_rounded(devcluster: DevCluster, namespace: str) -> None:
+def test_a_single_quantity_field_is_canonical_but_not_rounded(devcluster: Cluster, namespace: str) -> None:
     volumes = [{"name": "scratch", "emptyDir": {"sizeLimit": "1.5m"}},
                {"name": "big", "emptyDir": {"sizeLimit": "2048Mi"}}]
     code, created = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/pods", body=pod("p", {}, volumes))
@@ -59,7 +59,7 @@ def test_a_single_quantity_field_is_canonical_but_not_rounded(devcluster: DevClu
     assert sizes == {"scratch": "1500u", "big": "2Gi"}
 
 
-def test_workload_templates_quotas_limit_ranges_and_claims_are_canonical(devcluster: DevCluster,
+def test_workload_templates_quotas_limit_ranges_and_claims_are_canonical(devcluster: Cluster,
                                                                        namespace: str) -> None:
     base = f"/api/v1/namespaces/{namespace}"
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
@@ -89,7 +89,7 @@ def test_workload_templates_quotas_limit_ranges_and_claims_are_canonical(devclus
     assert created["spec"]["resources"]["requests"]["storage"] == "1000Mi"
 
 
-def test_patches_and_applies_are_canonical_too(devcluster: DevCluster, namespace: str) -> None:
+def test_patches_and_applies_are_canonical_too(devcluster: Cluster, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/resourcequotas/q"
     quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
              "spec": {"hard": {"cpu": "4000m"}}}
@@ -111,7 +111,7 @@ def test_patches_and_applies_are_canonical_too(devcluster: DevCluster, namespace
     ("1mi", "unable to parse quantity's suffix"),
     ("1ee3", "unable to parse quantity's suffix"),
 ])
-def test_a_malformed_quantity_is_refused_at_decoding(devcluster: DevCluster, namespace: str, sent: str,
+def test_a_malformed_quantity_is_refused_at_decoding(devcluster: Cluster, namespace: str, sent: str,
                                                      error: str) -> None:
     code, answer = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/pods",
                                       body=pod("p", {"requests": {"cpu": sent}}))
@@ -119,7 +119,7 @@ def test_a_malformed_quantity_is_refused_at_decoding(devcluster: DevCluster, nam
     assert answer["message"] == f'Pod in version "v1" cannot be handled as a Pod: {error}'
 
 
-def test_custom_resources_keep_quantities_as_sent(devcluster: DevCluster, namespace: str) -> None:
+def test_custom_resources_keep_quantities_as_sent(devcluster: Cluster, namespace: str) -> None:
     group = "quantities.example.com"
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": f"gadgets.{group}"},

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.controller import Manager
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
 
 if TYPE_CHECKING:
     from conftest import Kplan
@@ -21,7 +21,7 @@ def gadget_step(kplan: Kplan, *statuses: str, message: str = "") -> dict[str, An
 
 
 def test_a_cel_health_rule_holds_the_step_and_a_crd_rule_refuses_a_bad_object(kplan: Kplan, manager: Manager,
-                                                                              simcluster: DevCluster) -> None:
+                                                                              simcluster: Cluster) -> None:
     kplan.install("cel-health", "gear")
     waiting = f"Gadget {kplan.namespace}/gear-gadget: waiting for {CURRENT}"
     assert gadget_step(kplan, "IN_PROGRESS", message="Gadget")["message"] == waiting
