@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,23 @@ def test_compare_add_and_sub_work_on_values() -> None:
 def test_malformed_quantities_are_refused_with_the_servers_words(text: str, error: str) -> None:
     with pytest.raises(QuantityError, match=f"^{re.escape(error)}$"):
         quantity.parse(text)
+
+
+GOLDEN = Path(__file__).parent / "fixtures" / "quantity" / "canonical.tsv"
+
+
+def test_every_text_of_the_go_golden_table_parses_and_prints_as_apimachinery_does() -> None:
+    """canonical.tsv was written by k8s.io/apimachinery v0.37.2 itself (fixtures/quantity/main.go): for each text,
+    Quantity.String() and String() after RoundUp(-3), or the parse error."""
+    mismatches = []
+    for line in GOLDEN.read_text(encoding="utf-8").splitlines():
+        text, *expected = line.split("\t")
+        try:
+            parsed = quantity.parse(text)
+            got = [str(parsed), str(parsed.round_up())]
+        except QuantityError as e:
+            got = [f"ERR {e}"]
+        if got != expected:
+            mismatches.append((text, expected, got))
+    assert mismatches == []
+    assert len(GOLDEN.read_text(encoding="utf-8").splitlines()) > 1000
