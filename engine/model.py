@@ -16,6 +16,7 @@ __all__ = [
     "Expectation",
     "GenerateKind",
     "Generated",
+    "HealthExprs",
     "HealthRule",
     "Maintainer",
     "Package",
@@ -146,11 +147,21 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class HealthExprs:
+    """CEL expressions over the object (`self`), as Flux's healthCheckExprs: `current` is required."""
+
+    current: str
+    in_progress: str | None = None
+    failed: str | None = None
+
+
+@dataclass(frozen=True)
 class HealthRule:
     group: str
     kind: str
     healthy: Expectation | None = None
     failed: Expectation | None = None
+    exprs: HealthExprs | None = None
 
 
 @dataclass(frozen=True)

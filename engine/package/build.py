@@ -14,6 +14,7 @@ from engine.model import (
     Expectation,
     Generated,
     GenerateKind,
+    HealthExprs,
     HealthRule,
     Maintainer,
     Package,
@@ -175,11 +176,13 @@ def _plain(value: Any) -> Any:
 
 def _health_rule(node: Node) -> HealthRule:
     healthy, failed = node.child("healthy"), node.child("failed")
+    current = node.text("current")
     return HealthRule(
         group=node.text("group") or "",
         kind=node.text("kind") or "",
         healthy=_expectation(healthy) if healthy else None,
         failed=_expectation(failed) if failed else None,
+        exprs=HealthExprs(current, node.text("inProgress"), node.text("failed")) if current is not None else None,
     )
 
 

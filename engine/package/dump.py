@@ -77,6 +77,9 @@ def _task_spec(task: Task) -> dict[str, Any]:
 
 
 def _health(rule: HealthRule) -> dict[str, Any]:
+    if rule.exprs is not None:
+        return _compact({"group": rule.group, "kind": rule.kind, "current": rule.exprs.current,
+                         "inProgress": rule.exprs.in_progress, "failed": rule.exprs.failed})
     return _compact({
         "group": rule.group,
         "kind": rule.kind,

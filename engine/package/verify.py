@@ -30,6 +30,7 @@ RULES: tuple[Rule, ...] = (
     health.expectation_forms,
     health.expectation_values,
     health.duplicate_health_rules,
+    health.health_expressions,
     plans.deploy_plan,
     plans.plan_names,
     plans.step_tasks,
