@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine import params
-from engine.cli import output
+from engine.cli import kudo, output
+from engine.cli.sources import load_package
 from engine.errors import PackageInvalid
 from engine.model import Package
-from engine.package import archive, dump, loader, skeleton, verify
+from engine.package import archive, dump, skeleton, verify
 
 LISTS = ("params", "plans", "tasks")
 
@@ -40,6 +41,8 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     show.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
     show.set_defaults(func=run_list)
 
+    kudo.register_convert(sub, list(parents))
+
 
 def run_new(args: argparse.Namespace) -> int:
     print(skeleton.create(args.name, args.dir))
@@ -48,7 +51,7 @@ def run_new(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     try:
-        pkg, problems = verify.verify(loader.read_files(args.package), args.package)
+        pkg, problems = verify.verify(kudo.read_package_files(args.package), args.package)
     except PackageInvalid as e:  # unreadable files: the reader found these before any rule ran
         pkg, problems = None, list(e.problems)
     for problem in problems:
@@ -69,7 +72,7 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    pkg = loader.load(args.package)
+    pkg = load_package(args.package)
     data, headers, rows = {"params": _params, "plans": _plans, "tasks": _tasks}[args.what](pkg)
     output.emit(data, args.output, sys.stdout, headers, rows)
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import params, render
+from engine.cli import kudo
 from engine.errors import PermanentError
 from engine.model import Package, TaskKind
 from engine.package import loader
@@ -32,7 +33,7 @@ def load_package(source: str) -> Package:
             f"package repositories are not configured, so {source!r} cannot be looked up: "
             "give a package folder, a .tgz file or a URL"
         )
-    return loader.load(source)
+    return loader.from_files(kudo.read_package_files(source), source)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ def dependencies(pkg: Package, source: str, values: Mapping[str, Any], instance:
         wanted = str(child["spec"]["operatorVersion"]["name"])
         name = children.text(pkg, task.package or "", ctx, f"task {task.name} package")
         where = beside(folder, name) if folder is not None else None
-        dep = loader.load(str(where)) if where is not None else None
+        where = where or kudo.find_child(name, source)
+        dep = loader.from_files(kudo.read_package_files(str(where), quiet=True), str(where)) if where else None
         if dep is not None and dep.version_name != wanted:
             raise PermanentError(
                 f"task {task.name} installs OperatorVersion {wanted!r}, but the package at {where} is "

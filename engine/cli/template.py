@@ -17,9 +17,9 @@ from typing import Any
 
 from engine import graph, params, render
 from engine.cli import output
+from engine.cli.sources import load_package
 from engine.errors import PermanentError
 from engine.model import Package, Plan, TaskKind
-from engine.package import loader
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
@@ -56,7 +56,7 @@ def placeholder_pipes(pkg: Package) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    pkg = loader.load(args.package)
+    pkg = load_package(args.package)
     plan = pkg.plan(args.plan)
     values = parameter_values(pkg, args)
     ctx = render.RenderContext(
