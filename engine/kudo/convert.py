@@ -290,11 +290,10 @@ class _Converter:
             param["description"] = description
         if kind != "string":
             param["type"] = kind
-        has_default = kudo.get("default") is not None
-        if has_default:
+        if kudo.get("default") is not None:
             param["default"] = self.default(kudo["default"], kind)
-        elif kudo.get("required") is False:
-            param["default"] = {"string": "", "array": [], "map": {}}[kind]
+        elif kudo.get("required") is False or "default" in kudo:
+            param["default"] = {"string": "", "array": [], "map": {}}[kind]  # KUDO renders the empty value
         for key in ("trigger", "immutable"):
             if key in kudo:
                 param[key] = str(kudo[key]) if key == "trigger" else bool(kudo[key])
