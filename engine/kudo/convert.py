@@ -121,7 +121,8 @@ class _Converter:
         self.out["operator.yaml"] = _HEADER + _dump(document)
         self.out["params.yaml"] = _HEADER + _dump({"apiVersion": KPLAN_API, "parameters": parameters})
         strings = frozenset(p["name"] for p in parameters if p.get("type", "string") == "string")
-        self.translate_templates(strings, tasks)
+        structured = frozenset(p["name"] for p in parameters if p.get("type", "string") != "string")
+        self.translate_templates(strings, structured)
         if "README.md" in self.files:
             self.out["README.md"] = self.files["README.md"]
         return Conversion(dict(sorted(self.out.items())), tuple(self.notes))
@@ -310,11 +311,11 @@ class _Converter:
 
     # -- templates
 
-    def translate_templates(self, strings: frozenset[str], tasks: list[dict[str, Any]]) -> None:
+    def translate_templates(self, strings: frozenset[str], structured: frozenset[str]) -> None:
         for file, text in sorted(self.templates.items()):
             path = f"templates/{file}"
             try:
-                translation = translate(text, strings, self.pipes)
+                translation = translate(text, strings, self.pipes, structured)
             except TemplateSyntaxError as err:
                 self.note(path, err.line, f"does not parse as a Go template: {err.message}", gap=True)
                 self.out[path] = f"{{{{ go.fail({jinja_string(f'{file}: does not parse: {err.message}')}) }}}}\n"
@@ -345,5 +346,14 @@ def _artifact(kind: str, suffix: str, file: str) -> str:
             f"data:\n  {base}: {{{{ Pipes.{suffix} | tojson }}}}\n")
 
 
+def _plain(value: Any) -> Any:
+    """The value without source's line-keeping mapping and list types (safe_dump knows only the plain ones)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _dump(document: Any) -> str:
-    return yaml.safe_dump(document, default_flow_style=False, sort_keys=False, allow_unicode=True, width=1000)
+    return yaml.safe_dump(_plain(document), default_flow_style=False, sort_keys=False, allow_unicode=True, width=1000)

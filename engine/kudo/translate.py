@@ -90,11 +90,12 @@ _Dot = _Root | _Expr
 
 
 def translate(source: str, string_params: frozenset[str] = frozenset(),
-              pipes: Mapping[str, str] | None = None) -> Translation:
-    """The Jinja2 text of a Go template. `string_params` are the parameters known to hold strings;
+              pipes: Mapping[str, str] | None = None, structured_params: frozenset[str] = frozenset()) -> Translation:
+    """The Jinja2 text of a Go template. `string_params` are the parameters known to hold strings,
+    `structured_params` the array and map ones (KUDO read them through JSON: numbers are floats);
     `pipes` maps each pipe key to the name of the object holding its file (`.Pipes.KEY`)."""
     body = parse(source)
-    writer = _Writer(string_params, dict(pipes or {}))
+    writer = _Writer(string_params, dict(pipes or {}), structured_params)
     text = writer.block(body, ROOT)
     prelude = ""
     if writer.uses_root:
@@ -130,6 +131,7 @@ _JINJA_OPENERS = re.compile(r"\{(?=[{%#]|$)")
 class _Writer:
     string_params: frozenset[str]
     pipes: dict[str, str]
+    structured_params: frozenset[str]
     gaps: list[Gap] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)
     scopes: list[dict[str, str]] = field(default_factory=lambda: [{}])
@@ -228,7 +230,7 @@ class _Writer:
         key, element = f"_k{self.counter}", f"_e{self.counter}"
         out = f"{{% for {key}, {element} in go.range_items({value.code}) %}}"
         variables = node.pipe.variables
-        sources = (key, element) if len(variables) == 2 else (element,)
+        sources = (key, element)[2 - len(variables):] if variables else ()
         for name, source in zip(variables, sources, strict=True):
             target = self.lookup(name) if node.pipe.assign else self.declare(name)
             out += f"{{% set {target} = {source} %}}"
@@ -314,6 +316,8 @@ class _Writer:
             param = rest[0]
             code = f"Params.{param}" if param.isidentifier() else f"Params[{jinja_string(param)}]"
             kind = "str" if param in self.string_params else None
+            if param in self.structured_params:
+                code = f"go.floats({code})"
             return self.fields(_Expr(code, kind), rest[1:])
         kind = None if head in ("Params", "Pipes") else "str"
         return self.fields(_Expr(head, kind), rest)

@@ -4,7 +4,7 @@ A KUDO package's templates were Go templates with sprig v2 (as KUDO's renderer s
 `kplan package convert --from kudo` turns them into Jinja2 that calls these as `go.NAME(...)`.
 Each behaves as its Go counterpart does on the values kplan renders with, including the
 corners where Go differs from Python: `eq` refuses to compare a string with a number, `div`
-truncates toward zero, `int "08"` is 0 (Go's base-prefixed parsing), `indent` pads the first
+truncates toward zero, `int "3.7"` is 0 (a string must be a base-10 integer), `indent` pads the first
 line too, `b64dec` of bad input returns the error text, `toYaml` is yaml.v2's output.
 """
 
@@ -236,25 +236,15 @@ def _sort_key(key: Any) -> Any:
 # -- sprig: numbers (cast's conversions: strings in Go syntax, anything unreadable is 0)
 
 def _parse_int(text: str) -> int | None:
-    """strconv.ParseInt(text, 0, 64): sign, 0x/0o/0b or leading-0 octal, underscores only after a prefix."""
-    sign = -1 if text.startswith("-") else 1
-    body = text[1:] if text[:1] in "+-" else text
-    base, digits = 10, body
-    lowered = body.lower()
-    if lowered.startswith(("0x", "0o", "0b")):
-        base, digits = {"x": 16, "o": 8, "b": 2}[lowered[1]], body[2:].replace("_", "")
-    elif body.startswith("0") and len(body) > 1:
-        base, digits = 8, body[1:].replace("_", "")
-    elif "_" in body:
+    """strconv.ParseInt(text, 10, 64), which sprig's toInt64 applies to strings: "08" is 8, "0x10" and "3.7" fail."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
         return None
-    if not digits or not all(c in "0123456789abcdefABCDEF"[:base if base <= 10 else base + 6] for c in digits):
-        return None
-    value = sign * int(digits, base)
+    value = int(text)
     return value if -(2**63) <= value < 2**63 else None
 
 
 def to_int(value: Any) -> int:
-    """sprig's int/int64 (cast.ToInt): numbers truncated, strings parsed the Go way, anything else 0."""
+    """sprig's int/int64 (toInt64): numbers truncated, strings read as base-10 integers, anything else 0."""
     _defined(value)
     if isinstance(value, bool):
         return int(value)
@@ -585,4 +575,16 @@ def parse_bool(value: Any) -> bool:
     return _BOOL_WORDS[text]
 
 
-FUNCTIONS = {**FUNCTIONS, "parse_bool": parse_bool}
+def floats(value: Any) -> Any:
+    """A KUDO array or map parameter as KUDO's templates saw it: read through JSON, so every number is a float."""
+    _defined(value)
+    if isinstance(value, Mapping):
+        return {k: floats(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [floats(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+FUNCTIONS = {**FUNCTIONS, "parse_bool": parse_bool, "floats": floats}
