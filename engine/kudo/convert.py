@@ -42,6 +42,10 @@ KPLAN_API = "kplan.dev/v1alpha1"
 _DROPPED_OPERATOR_FIELDS = ("kudoVersion", "kubernetesVersion")
 _DROPPED_PARAM_FIELDS = ("group", "advanced", "hint", "displayName")
 _PARAM_TYPES = {"array", "map"}
+# API versions Kubernetes no longer serves (removed by 1.22 and 1.25) whose objects read the same in the served one
+_RETIRED_APIS = {"policy/v1beta1": "policy/v1", "rbac.authorization.k8s.io/v1beta1": "rbac.authorization.k8s.io/v1"}
+_API_LINE = re.compile(r"^(\s*apiVersion:\s*[\"']?)(policy/v1beta1|rbac\.authorization\.k8s\.io/v1beta1)([\"']?\s*)$",
+                       re.MULTILINE)
 _HEADER = "# Converted from a KUDO package by `kplan package convert --from kudo`.\n"
 
 
@@ -314,6 +318,7 @@ class _Converter:
     def translate_templates(self, strings: frozenset[str], structured: frozenset[str]) -> None:
         for file, text in sorted(self.templates.items()):
             path = f"templates/{file}"
+            text = self.served_apis(path, text)
             try:
                 translation = translate(text, strings, self.pipes, structured)
             except TemplateSyntaxError as err:
@@ -322,6 +327,15 @@ class _Converter:
                 continue
             self.report(path, translation)
             self.out[path] = self.finished(file, translation.text)
+
+    def served_apis(self, path: str, text: str) -> str:
+        """`text` with retired API versions replaced by the served ones (each replacement noted)."""
+        def replace(match: re.Match[str]) -> str:
+            line = text.count("\n", 0, match.start()) + 1
+            new = _RETIRED_APIS[match.group(2)]
+            self.note(path, line, f"apiVersion {match.group(2)} is no longer served by Kubernetes; it becomes {new}")
+            return match.group(1) + new + match.group(3)
+        return _API_LINE.sub(replace, text)
 
     def report(self, path: str, translation: Translation, offset: int = 0) -> None:
         for gap in translation.gaps:
