@@ -158,7 +158,8 @@ class _Writer:
         if isinstance(node, n.With):
             return self.with_(node, dot)
         if isinstance(node, n.Unsupported):
-            failing = self.gap(node.line, f"{{{{{node.construct}}}}}", f"Go's {node.construct} has no kplan translation")
+            reason = f"Go's {node.construct} has no kplan translation"
+            failing = self.gap(node.line, f"{{{{{node.construct}}}}}", reason)
             return f"{{{{ {failing.code} }}}}"
         raise TypeError(f"unknown node {node!r}")
 

@@ -77,3 +77,29 @@ def test_fixture_is_recognised_as_kudo_and_its_parameters_keep_kudo_types() -> N
     assert params["EMPTY"] == {"name": "EMPTY", "default": ""}  # not required, no default: KUDO's ""
     assert params["NODES"]["type"] == "array" and params["LABELS"]["type"] == "map"
     assert conversion.gaps == ()
+
+
+def test_untranslatable_constructs_are_reported_with_their_line_and_fail_the_render() -> None:
+    source = 'a: {{ .Name }}\n{{ define "x" }}y{{ end }}\nb: {{ regexFind "a" .Name }}\nc: {{ .Name 1 }}\n'
+    translation = translate(source)
+
+    assert [(g.line, g.construct) for g in translation.gaps] == [(2, "{{define}}"), (3, "regexFind"), (4, ".Name")]
+    with pytest.raises(Exception, match=r"line 2: \{\{define\}\}"):
+        environment().from_string(translation.text).render(Name="n")
+
+
+def test_a_template_go_would_not_parse_is_a_gap_naming_its_line() -> None:
+    kudo = kudo_files()
+    kudo["templates/broken.yaml"] = "ok: 1\nbad: {{ if .Name }}\n"
+    conversion = convert(kudo)
+
+    assert [str(n) for n in conversion.gaps] == ["templates/broken.yaml:2: gap: does not parse as a Go template: "
+                                                 "unexpected EOF in if"]
+
+
+def test_eq_of_a_string_and_a_number_fails_as_in_go() -> None:
+    translation = translate('{{ if eq .Params.COUNT 3 }}three{{ end }}', frozenset({"COUNT"}))
+    template = environment().from_string(translation.text)
+
+    with pytest.raises(Exception, match="incompatible types for comparison"):
+        template.render(Params=render.values.wrap("Params", {"COUNT": "3"}))
