@@ -283,15 +283,27 @@ _YAML11_SPECIAL = re.compile(
     r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
     r"|~|null|Null|NULL|\.inf|\.Inf|\.INF|[-+]\.inf|[-+]\.Inf|[-+]\.INF|\.nan|\.NaN|\.NAN|<<)"
 )
-_YAML_INT = re.compile(r"[-+]?(?:0b[01_]+|0[0-7_]+|(?:0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+|[1-9][0-9_]*(?::[0-5]?[0-9])+)")
-_YAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*(?:[eE][-+]?[0-9]+)"
-                         r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*")
+_GO_INT = re.compile(r"[-+]?(?:0[xX]_?[0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO]_?[0-7]+(?:_[0-7]+)*"
+                     r"|0[bB]_?[01]+(?:_[01]+)*|0_?[0-7]+(?:_[0-7]+)*|0|[1-9][0-9]*(?:_[0-9]+)*)")
+_YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_YAML_BINARY = re.compile(r"[-+]?0b[01_]+")
+_BASE60 = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+_TIMESTAMP = re.compile(r"[0-9]{4}-(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12][0-9]|3[01])"
+                        r"(?:[Tt ](?:[01]?[0-9]|2[0-3]):[0-5]?[0-9]:[0-5]?[0-9](?:\.[0-9]{1,9})?"
+                        r"(?:Z|[-+][0-9]{2}:[0-9]{2})?)?")
 
 
 def _yaml_resolves_to_other(text: str) -> bool:
-    """yaml.v2 quotes a string that would read back as another type (YAML 1.1 booleans, numbers, null)."""
-    return (text == "" or bool(_YAML11_SPECIAL.fullmatch(text)) or bool(_YAML_INT.fullmatch(text))
-            or bool(_YAML_FLOAT.fullmatch(text)))
+    """yaml.v2 quotes a string that would read back as another type: YAML 1.1 booleans and null, what Go's
+    ParseInt (base 0) or a YAML float reads as a number, binary and sexagesimal numbers, timestamps."""
+    if text == "" or _YAML11_SPECIAL.fullmatch(text):
+        return True
+    if text[0] in "+-.0123456789":
+        if _GO_INT.fullmatch(text) or _YAML_FLOAT.fullmatch(text) or _YAML_BINARY.fullmatch(text):
+            return True
+        if _TIMESTAMP.fullmatch(text) or _BASE60.fullmatch(text):
+            return True
+    return False
 
 
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
