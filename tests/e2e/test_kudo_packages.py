@@ -3,7 +3,7 @@
 The fixture `shop` is shaped like KUDO's community packages (a Pipe task whose pod writes a file, string
 booleans, a Toggle, `until`/range, an update plan triggered by its parameters, a selector on KUDO's
 `kudo.dev/instance` label): it installs to COMPLETE with the piped file stored where `.Pipes.KEY` says, and
-a parameter change runs the update plan, which switches the Toggle's objects on. The fixture `repo/demo`
+a parameter change runs the update plan, which switches the Toggle's objects on (and off again). The fixture `repo/demo`
 is shaped like KUDO's flink demo: three KudoOperator tasks whose packages are found in `--kudo-repo`, two
 of them given parameters by a parameterFile; the children install with those parameters.
 """
@@ -11,13 +11,16 @@ of them given parameters by a parameterFile; the children install with those par
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from cli_harness import INSTANCE, Cli
 
 from engine.controller import Manager
 from engine.kube import Kube
+
+if TYPE_CHECKING:
+    from conftest import Kplan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kudo"
 WAIT = ("--wait", "--timeout", "90s")
@@ -39,7 +42,7 @@ def configmap(kube: Kube, namespace: str, name: str) -> dict[str, Any] | None:
 
 
 def test_a_kudo_package_installs_and_a_parameter_change_runs_its_update_plan(
-    cli: Cli, sim_kube: Kube, sim_namespace: str, manager: Manager
+    cli: Cli, sim_kube: Kube, sim_namespace: str, manager: Manager, kplan: Kplan
 ) -> None:
     result = cli.ok("install", str(FIXTURES / "shop"), "--instance", "store", "-p", "REPLICAS=2", *WAIT)
 
@@ -63,6 +66,11 @@ def test_a_kudo_package_installs_and_a_parameter_change_runs_its_update_plan(
     assert plans["update"]["status"] == "COMPLETE"
     extra = configmap(sim_kube, sim_namespace, "store-extra")
     assert extra is not None and extra["data"] == {"note": "shop 1.2.3"}
+
+    cli.ok("update", "--instance", "store", "-p", "ENABLE_EXTRA=false", *WAIT)
+
+    # switched off, the Toggle's objects are pruned as the update plan completes
+    kplan.wait(lambda: configmap(sim_kube, sim_namespace, "store-extra") is None)
 
 
 def test_kudo_operator_children_install_from_the_kudo_repository(
