@@ -24,7 +24,14 @@ __all__ = ["FUNCTIONS", "GoError", "range_items", "truth"]
 
 # -- Go's built-ins
 
+def _arguments(name: str, args: tuple[Any, ...]) -> None:
+    if not args:
+        raise GoError(f"wrong number of args for {name}: want at least 1 got 0")
+
+
 def and_(*args: Any) -> Any:
+    """The first false argument, else the last (every argument evaluated, as in the Go KUDO was built with)."""
+    _arguments("and", args)
     for arg in args[:-1]:
         if not truth(arg):
             return arg
@@ -33,6 +40,8 @@ def and_(*args: Any) -> Any:
 
 
 def or_(*args: Any) -> Any:
+    """The first true argument, else the last."""
+    _arguments("or", args)
     for arg in args[:-1]:
         if truth(arg):
             return arg
