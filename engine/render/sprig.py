@@ -18,7 +18,7 @@ from typing import Any
 
 from jinja2.runtime import Undefined
 
-from engine.render import gofmt
+from engine.render import gofmt, goyaml
 from engine.render.gofmt import GoError
 from engine.render.govalues import defined as _defined
 from engine.render.govalues import kind_of as _kind
@@ -318,7 +318,7 @@ def last(values: Any) -> Any:
 
 def to_yaml(value: Any) -> str:
     _defined(value)
-    return gofmt.yaml_marshal(plain(value))
+    return goyaml.yaml_marshal(plain(value))
 
 
 def to_json(value: Any) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.render.gofmt import format_float, value_text, yaml_marshal
+from engine.render.gofmt import format_float, value_text
+from engine.render.goyaml import yaml_marshal
 
 TOYAML = Path(__file__).resolve().parents[1] / "fixtures" / "kudo" / "toyaml"
 
