@@ -9,10 +9,7 @@ What maps how (docs/migrating-from-kudo.md says it for users):
   file under KUDO's key (the file's base name) in the object `.Pipes.KEY` names;
   KudoOperator becomes Operator (its parameterFile becomes the task's parameters); plans,
   phases, steps and strategies as they are.
-- params.yaml: every parameter is a string unless it is typed `array` or `map` (that is what
-  KUDO's renderer saw); defaults become text as Go's %v would print them; a parameter that is
-  not required and has no default renders as "" (KUDO's empty value); trigger, immutable,
-  enum and description carry over (displayName fills an empty description).
+- params.yaml: see `engine.kudo.parameters` (strings unless `array` or `map`, as KUDO rendered them).
 - templates: translated by `engine.kudo.translate`, then passed through `kudo.finish`, which
   adds KUDO's labels.
 
@@ -31,6 +28,7 @@ import yaml
 
 from engine.errors import PackageInvalid, Problem
 from engine.kudo.lexer import TemplateSyntaxError
+from engine.kudo.parameters import convert_parameters
 from engine.kudo.translate import Translation, jinja_string, translate
 from engine.package import source
 from engine.render.gofmt import value_text
@@ -40,8 +38,6 @@ __all__ = ["Conversion", "Note", "convert", "is_kudo_package"]
 KUDO_API = "kudo.dev/v1beta1"
 KPLAN_API = "kplan.dev/v1alpha1"
 _DROPPED_OPERATOR_FIELDS = ("kudoVersion", "kubernetesVersion")
-_DROPPED_PARAM_FIELDS = ("group", "advanced", "hint", "displayName")
-_PARAM_TYPES = {"array", "map"}
 # API versions Kubernetes no longer serves (removed by 1.22 and 1.25) whose objects read the same in the served one
 _RETIRED_APIS = {"policy/v1beta1": "policy/v1", "rbac.authorization.k8s.io/v1beta1": "rbac.authorization.k8s.io/v1"}
 _API_LINE = re.compile(r"^(\s*apiVersion:\s*[\"']?)(policy/v1beta1|rbac\.authorization\.k8s\.io/v1beta1)([\"']?\s*)$",
@@ -119,7 +115,9 @@ class _Converter:
         params = _load("params.yaml", self.files.get("params.yaml", "apiVersion: kudo.dev/v1beta1\nparameters: []\n"))
         if not isinstance(operator, dict):
             raise PackageInvalid([Problem("operator.yaml", None, "", "is not a mapping")])
-        parameters = self.parameters(params if isinstance(params, dict) else {})
+        parameters, remarks = convert_parameters(params if isinstance(params, dict) else {})
+        for line, message in remarks:
+            self.note("params.yaml", line, message)
         tasks = self.tasks(operator)
         document = self.operator(operator, tasks)
         self.out["operator.yaml"] = _HEADER + _dump(document)
@@ -272,46 +270,6 @@ class _Converter:
                 phases.append({"name": str(phase.get("name", "")), "strategy": strategy, "steps": steps})
             plans[str(plan_name)] = {"strategy": str((plan or {}).get("strategy") or "serial"), "phases": phases}
         return plans
-
-    # -- params.yaml
-
-    def parameters(self, kudo: Mapping[str, Any]) -> list[dict[str, Any]]:
-        out = []
-        listed = kudo.get("parameters") or []
-        for index, param in enumerate(listed):
-            if isinstance(param, dict):
-                out.append(self.parameter(param, source.line_of(listed, index)))
-        return out
-
-    def parameter(self, kudo: Mapping[str, Any], line: int | None) -> dict[str, Any]:
-        name = str(kudo.get("name", ""))
-        declared = str(kudo.get("type") or "string")
-        kind = declared if declared in _PARAM_TYPES else "string"
-        if declared not in _PARAM_TYPES and declared != "string":
-            self.note("params.yaml", line, f"parameter {name} of type {declared} stays a string, as KUDO rendered it")
-        param: dict[str, Any] = {"name": name}
-        description = str(kudo.get("description") or kudo.get("displayName") or "").strip()
-        if description:
-            param["description"] = description
-        if kind != "string":
-            param["type"] = kind
-        if kudo.get("default") is not None:
-            param["default"] = self.default(kudo["default"], kind)
-        elif kudo.get("required") is False or "default" in kudo:
-            param["default"] = {"string": "", "array": [], "map": {}}[kind]  # KUDO renders the empty value
-        for key in ("trigger", "immutable"):
-            if key in kudo:
-                param[key] = str(kudo[key]) if key == "trigger" else bool(kudo[key])
-        if kudo.get("enum"):
-            param["enum"] = [value_text(v, False) if kind == "string" else v for v in kudo["enum"]]
-        return param
-
-    def default(self, value: Any, kind: str) -> Any:
-        if kind == "string":
-            return value if isinstance(value, str) else value_text(value, False)
-        if isinstance(value, str):
-            value = yaml.safe_load(value)
-        return value if value is not None else ([] if kind == "array" else {})
 
     # -- templates
 
