@@ -50,14 +50,15 @@ def _available_children(files: dict[str, str], source: str) -> dict[str, str]:
     except yaml.YAMLError:
         return {}
     found: dict[str, str] = {}
-    for task in operator.get("tasks") or [] if isinstance(operator, dict) else []:
-        spec = (task or {}).get("spec") or {} if isinstance(task, dict) else {}
-        if task.get("kind") != "KudoOperator" or not spec.get("package"):
+    tasks = operator.get("tasks") if isinstance(operator, dict) else None
+    for task in tasks if isinstance(tasks, list) else []:
+        spec = task.get("spec") if isinstance(task, dict) else None
+        if not isinstance(spec, dict) or task.get("kind") != "KudoOperator" or not spec.get("package"):
             continue
         folder = find_child(str(spec["package"]), source)
-        if folder is not None:
-            child = yaml.safe_load((folder / "operator.yaml").read_text(encoding="utf-8")) or {}
-            found[str(spec["package"])] = str(child.get("operatorVersion", ""))
+        child = _manifest(folder / "operator.yaml") if folder is not None else None
+        if child is not None and child.get("operatorVersion"):
+            found[str(spec["package"])] = str(child["operatorVersion"])
     return found
 
 
@@ -78,12 +79,18 @@ def find_child(name: str, parent: str) -> Path | None:
     return None
 
 
-def _name_of(manifest: Path) -> str | None:
+def _manifest(path: Path) -> dict[str, Any] | None:
+    """An operator.yaml as a mapping; None when it cannot be read (loading the package reports why)."""
     try:
-        data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
-    return str(data.get("name")) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+def _name_of(manifest: Path) -> str | None:
+    data = _manifest(manifest)
+    return str(data.get("name")) if data is not None else None
 
 
 # -- `kplan package convert`
