@@ -50,6 +50,8 @@ def global_flags(default: object = None) -> argparse.ArgumentParser:
         "-o", "--output", choices=("table", "wide", "yaml", "json", "dot", "mermaid", "text", "junit"),
         help="output format (commands accept the ones that make sense for them)",
     )
+    flags.add_argument("--kudo-repo", metavar="DIR", help="where KudoOperator tasks of KUDO packages find their "
+                       "packages (as DIR/NAME/operator, DIR/NAME or by name), besides the parent's folder")
     return flags
 
 
@@ -85,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
+        from engine.cli import kudo
+        kudo.set_repository(getattr(args, "kudo_repo", None) or os.environ.get("KPLAN_KUDO_REPO"))
         return int(args.func(args) or 0)
     except KplanError as e:
         return fail(str(e))

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from engine import params
-from engine.cli import output
+from engine.cli import kudo, output
+from engine.cli.sources import load_package
 from engine.errors import PackageInvalid
 from engine.model import Package
-from engine.package import archive, dump, loader, skeleton, verify
+from engine.package import archive, dump, skeleton, verify
 
 LISTS = ("params", "plans", "tasks")
 
@@ -47,6 +48,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
                       help="where to push it (the tag defaults to the package's operatorVersion)")
     push.add_argument("--plain-http", action="store_true", help="talk plain HTTP to the registry (no TLS)")
     push.set_defaults(func=run_push)
+    kudo.register_convert(sub, list(parents))
 
 
 def run_new(args: argparse.Namespace) -> int:
@@ -56,7 +58,7 @@ def run_new(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     try:
-        pkg, problems = verify.verify(loader.read_files(args.package), args.package)
+        pkg, problems = verify.verify(kudo.read_package_files(args.package), args.package)
     except PackageInvalid as e:  # unreadable files: the reader found these before any rule ran
         pkg, problems = None, list(e.problems)
     for problem in problems:
@@ -95,7 +97,7 @@ def run_push(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    pkg = loader.load(args.package)
+    pkg = load_package(args.package)
     data, headers, rows = {"params": _params, "plans": _plans, "tasks": _tasks}[args.what](pkg)
     output.emit(data, args.output, sys.stdout, headers, rows)
     return 0

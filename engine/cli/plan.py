@@ -9,7 +9,7 @@ from typing import Any
 
 from engine import graph
 from engine.cli import instance_plans
-from engine.package import loader
+from engine.cli.sources import load_package
 
 GRAPH_FORMATS = ("text", "dot", "mermaid")
 
@@ -33,7 +33,7 @@ def run_graph(args: argparse.Namespace) -> int:
     if fmt not in GRAPH_FORMATS:
         print(f"error: plan graph prints {', '.join(GRAPH_FORMATS)}, not {fmt}", file=sys.stderr)
         return 2
-    pkg = loader.load(args.package)
+    pkg = load_package(args.package)
     plan = pkg.plan(args.plan)
     title = f"{pkg.name} {pkg.operator_version} plan {plan.name}"
     draw = {"text": graph.to_text, "dot": graph.to_dot, "mermaid": graph.to_mermaid}[fmt]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import params, render
+from engine.cli import kudo
 from engine.errors import PermanentError
 from engine.model import Package, TaskKind
 from engine.package import loader
@@ -22,7 +23,11 @@ is_reference = fetching.is_reference
 
 def load_package(source: str, *, plain_http: bool = False, running: str | None = None) -> Fetched:
     """The verified package `source` names (folder, .tgz, URL, repository package or oci:// artifact), with its
-    origin and digest; `running`: the version an upgrade starts from."""
+    origin and digest; `running`: the version an upgrade starts from. A local KUDO package is converted in memory
+    (with a one-line notice on stderr)."""
+    local = Path(source)
+    if not is_reference(source) and local.exists() and kudo.is_kudo_package(loader.read_files(source)):
+        return Fetched(loader.from_files(kudo.read_package_files(source), source), str(local.resolve()), "")
     return fetching.fetch(source, plain_http=plain_http, running=running)
 
 
@@ -46,7 +51,8 @@ def dependencies(pkg: Package, source: str, values: Mapping[str, Any], instance:
         wanted = str(child["spec"]["operatorVersion"]["name"])
         name = children.text(pkg, task.package or "", ctx, f"task {task.name} package")
         where = beside(folder, name) if folder is not None else None
-        dep = loader.load(str(where)) if where is not None else None
+        where = where or kudo.find_child(name, source)
+        dep = loader.from_files(kudo.read_package_files(str(where), quiet=True), str(where)) if where else None
         if dep is not None and dep.version_name != wanted:
             raise PermanentError(
                 f"task {task.name} installs OperatorVersion {wanted!r}, but the package at {where} is "
