@@ -15,7 +15,7 @@ from engine.kudo.convert import Conversion, convert, is_kudo_package
 from engine.package import files as package_files
 from engine.package import loader
 
-__all__ = ["find_child", "read_package_files", "register_convert", "set_repository"]
+__all__ = ["find_child", "is_kudo_package", "read_package_files", "register_convert", "set_repository"]
 
 _repositories: list[Path] = []
 

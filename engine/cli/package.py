@@ -97,7 +97,7 @@ def run_push(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    pkg = load_package(args.package)
+    pkg = load_package(args.package).pkg
     data, headers, rows = {"params": _params, "plans": _plans, "tasks": _tasks}[args.what](pkg)
     output.emit(data, args.output, sys.stdout, headers, rows)
     return 0

@@ -33,7 +33,7 @@ def run_graph(args: argparse.Namespace) -> int:
     if fmt not in GRAPH_FORMATS:
         print(f"error: plan graph prints {', '.join(GRAPH_FORMATS)}, not {fmt}", file=sys.stderr)
         return 2
-    pkg = load_package(args.package)
+    pkg = load_package(args.package).pkg
     plan = pkg.plan(args.plan)
     title = f"{pkg.name} {pkg.operator_version} plan {plan.name}"
     draw = {"text": graph.to_text, "dot": graph.to_dot, "mermaid": graph.to_mermaid}[fmt]
