@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from engine.simulators.api import (
+    CONFIGMAP,
     DAEMONSET,
     DEPLOYMENT,
     JOB,
@@ -16,6 +17,7 @@ from engine.simulators.api import (
     PV,
     PVC,
     REPLICASET,
+    SECRET,
     STATEFULSET,
     Api,
     ClusterApi,
@@ -27,25 +29,48 @@ from engine.simulators.controllers.jobs import JobController
 from engine.simulators.controllers.replicasets import ReplicaSetController
 from engine.simulators.controllers.statefulsets import StatefulSetController
 from engine.simulators.kubelet.nodes import NodeController
+from engine.simulators.kubelet.podruns import Limits, ProcessRuntime
 from engine.simulators.kubelet.pods import PodController
 from engine.simulators.provisioner.pvcs import ClaimController, VolumeController
 from engine.simulators.runtime import Simulation
+from engine.simulators.workqueue import Key
 
-__all__ = ["start"]
+__all__ = ["Limits", "ProcessRuntime", "process_runtime", "start"]
 
 WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB)
 
 
-def start(cluster: ClusterApi, nodes: Sequence[str] = ()) -> Callable[[], None]:
-    """Register `nodes`, start every simulated controller on the cluster, and return the function that stops them."""
+def process_runtime(cluster: ClusterApi, limits: Limits | None = None) -> ProcessRuntime:
+    """A runtime that runs pods' containers as local processes, reading ConfigMaps, Secrets and claims from
+    `cluster`; pass it to `start`, and serve pods/log from its `logs`."""
+    api = Api(cluster, Cache(()))
+    kinds = {"ConfigMap": CONFIGMAP, "Secret": SECRET, "PersistentVolumeClaim": PVC}
+    return ProcessRuntime(lambda kind, namespace, name: api.read(kinds[kind], namespace, name), limits or Limits())
+
+
+def start(cluster: ClusterApi, nodes: Sequence[str] = (), runtime: ProcessRuntime | None = None) -> Callable[[], None]:
+    """Register `nodes`, start every simulated controller on the cluster, and return the function that stops them.
+
+    With a `runtime`, pods' containers really run (as local processes) instead of being simulated; stopping
+    the simulators then kills every process the runtime started.
+    """
     cache = Cache(WATCHED)
     api = Api(cluster, cache)
     node_controller = NodeController(api)
     node_controller.register(nodes)
     simulation = Simulation(cluster, api, cache, [
-        node_controller, PodController(api), DeploymentController(api), ReplicaSetController(api),
+        node_controller, PodController(api, runtime), DeploymentController(api), ReplicaSetController(api),
         StatefulSetController(api), DaemonSetController(api), JobController(api), ClaimController(api),
         VolumeController(api),
     ])
+    if runtime is not None:
+        runtime.notify = lambda namespace, name: simulation.queue.add(Key(PodController.name, namespace, name))
     simulation.start()
-    return simulation.stop
+    if runtime is None:
+        return simulation.stop
+
+    def stop() -> None:
+        simulation.stop()
+        runtime.close()
+
+    return stop
