@@ -19,6 +19,8 @@ from engine.health.objects import (
 )
 from engine.health.verdicts import Status, failed, healthy, progressing
 
+MESSAGE_SHOWN = 300  # characters of a container's termination message quoted in a failure
+
 
 def job(obj: Obj) -> Status:
     conditions = conditions_of(obj)
@@ -72,7 +74,8 @@ def pod_failure(status: Mapping[str, Any]) -> str:
         ended = as_map(as_map(container.get("state")).get("terminated"))
         if int_field(ended, "exitCode"):
             why = f" ({one_line(ended['reason'])})" if ended.get("reason") else ""
-            return f"container {container.get('name')} exited with code {ended['exitCode']}{why}"
+            said = f": {one_line(str(ended['message']))[:MESSAGE_SHOWN]}" if ended.get("message") else ""
+            return f"container {container.get('name')} exited with code {ended['exitCode']}{why}{said}"
     return "phase Failed"
 
 

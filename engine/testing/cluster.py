@@ -10,7 +10,7 @@ from typing import Any
 
 from engine import crds
 from engine.controller import Manager, ManagerSettings
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.cluster import SIMULATED, DevCluster
 from engine.errors import PermanentError
 from engine.kube import Kube, connect
 from engine.planner import Settings
@@ -49,12 +49,14 @@ def label_nodes(kube: Kube, nodes: Sequence[Node]) -> None:
 
 class LocalCluster:
     """`with LocalCluster(nodes, folder) as local:` a simulating dev cluster with these nodes and labels, kplan's
-    CRDs, and a manager reconciling every namespace; `local.kubeconfig` (written in `folder`) reaches it."""
+    CRDs, and a manager reconciling every namespace; `local.kubeconfig` (written in `folder`) reaches it.
+    `runtime="process"` runs pods' containers as local processes (see DevCluster)."""
 
-    def __init__(self, nodes: Sequence[Node], folder: Path, *, planner: Settings = PLANNER) -> None:
+    def __init__(self, nodes: Sequence[Node], folder: Path, *, planner: Settings = PLANNER,
+                 runtime: str = SIMULATED) -> None:
         self.nodes = tuple(nodes)
         self.kubeconfig = folder / "kubeconfig"
-        self.cluster = DevCluster(port=0, simulate=True, nodes=[n.name for n in self.nodes])
+        self.cluster = DevCluster(port=0, simulate=True, nodes=[n.name for n in self.nodes], runtime=runtime)
         self._planner = planner
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

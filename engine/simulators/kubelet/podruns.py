@@ -117,7 +117,7 @@ class PodRun:
     inits: list[ContainerRun]
     mains: list[ContainerRun]
     volumes: dict[str, str] | None = None
-    messages: dict[str, Exit] = field(default_factory=dict)  # per container: its last exit with the message read
+    messages: dict[str, tuple[Process, Exit]] = field(default_factory=dict)  # per container: last run, its exit
 
     def runs(self) -> list[ContainerRun]:
         return [*self.inits, *self.mains]
@@ -226,8 +226,8 @@ class ProcessRuntime:
     def _with_message(self, run: PodRun, container: ContainerRun, ended: Exit) -> Exit:
         """The exit with its termination message: the file the container wrote, or its log's tail on error."""
         known = run.messages.get(container.name)
-        if known is not None and known.started_at == ended.started_at:
-            return known
+        if known is not None and known[0] is container.process:
+            return known[1]
         message = ended.message
         if not message:
             path = run.folder / "containers" / f"{container.name}-{container.restarts}" / "termination-log"
@@ -238,7 +238,8 @@ class ProcessRuntime:
             tail = container.process.log.text().splitlines()[-FALLBACK_LINES:]
             message = "\n".join(tail)[-2048:]
         result = Exit(ended.code, ended.reason, message, ended.started_at, ended.finished_at)
-        run.messages[container.name] = result
+        if container.process is not None:
+            run.messages[container.name] = (container.process, result)
         return result
 
     def _pod_run(self, pod: JsonDict) -> PodRun:

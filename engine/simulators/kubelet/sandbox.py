@@ -97,8 +97,28 @@ class Root:
             recreate(os.path.join(inner, entry), os.path.join(self.host(inner), entry))
         self.ours.add(inner)
 
-    def ensure(self, inner: str, directory: bool) -> None:
-        """Make `inner` exist in the root (a directory, or an empty file), never writing to the host."""
+    def resolve(self, inner: str) -> str:
+        """`inner` with every symlink on its way followed inside the root (`/var/run/x` → `/run/x`)."""
+        pending = [p for p in inner.split("/") if p]
+        current, hops = "/", 0
+        while pending:
+            part = pending.pop(0)
+            following = os.path.normpath(os.path.join(current, part))
+            if os.path.islink(self.host(following)):
+                hops += 1
+                if hops > 40:
+                    raise StartError(f"too many levels of symbolic links in {inner!r}")
+                target = os.readlink(self.host(following))
+                pending = [p for p in target.split("/") if p] + pending
+                current = "/" if target.startswith("/") else current
+                continue
+            current = following
+        return current
+
+    def ensure(self, inner: str, directory: bool) -> str:
+        """Make `inner` exist in the root (a directory, or an empty file), never writing to the host; its path
+        with symlinks resolved."""
+        inner = self.resolve(inner)
         parts = [p for p in inner.split("/") if p]
         current = "/"
         for index, part in enumerate(parts):
@@ -113,9 +133,10 @@ class Root:
                     with open(self.host(following), "w"):
                         pass
             current = following
+        return inner
 
     def bind(self, source: str, target: str, read_only: bool) -> None:
-        self.ensure(target, os.path.isdir(source))
+        target = self.ensure(target, os.path.isdir(source))
         mount(source, self.host(target), None, MS_BIND | MS_REC)
         if os.path.isdir(source):
             self.volumes.append(target)

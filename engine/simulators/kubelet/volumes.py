@@ -138,12 +138,11 @@ class PodVolumes:
         return resource_value(container, ref)
 
     def claim_folder(self, claim: str) -> Path:
-        """The directory of the claim's volume (its bound PersistentVolume's name, else the claim's)."""
+        """The directory of the claim's volume: one per claim (by uid, as a bound volume belongs to one claim)."""
         obj = self.lookup("PersistentVolumeClaim", self.namespace, claim)
         if obj is None:
             raise ConfigError(f'persistentvolumeclaim "{claim}" not found')
-        volume = str((obj.get("spec") or {}).get("volumeName") or f"{self.namespace}-{claim}")
-        folder = self.claims / volume
+        folder = self.claims / f"{self.namespace}_{claim}_{obj['metadata'].get('uid')}"
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 

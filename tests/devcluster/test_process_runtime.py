@@ -1,0 +1,263 @@
+"""The process runtime (`DevCluster(runtime="process")`, `kplan devcluster --runtime process`): pods' containers
+run as local processes with their command, environment, working directory and volumes; the exit becomes the
+container's state and the pod's phase, the termination message file the termination message, the output
+`kubectl logs` (and `-f`); restartPolicy is honoured, a deleted pod's process group is killed, every process
+is bounded in time and output, and none outlives the cluster."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.devcluster.cluster import DevCluster
+from engine.simulators import Limits
+
+from .helpers import wait_for
+
+KUBECTL = str(Path(sys.executable).with_name("kubectl"))
+WAIT = 30.0
+JsonDict = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[DevCluster]:
+    with DevCluster(simulate=True, nodes=["node1"], runtime="process") as running:
+        assert running.runtime_problem == ""  # CI's host offers user and mount namespaces
+        yield running
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(cluster.write_kubeconfig(tmp_path_factory.mktemp("runtime") / "config"))
+
+
+@pytest.fixture
+def namespace(cluster: DevCluster) -> Iterator[str]:
+    name = f"rt-{uuid.uuid4().hex[:8]}"
+    code, body = cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}})
+    assert code == 201, body
+    yield name
+    cluster.request("DELETE", f"/api/v1/namespaces/{name}")
+
+
+def create(cluster: DevCluster, namespace: str, plural: str, obj: JsonDict) -> JsonDict:
+    code, body = cluster.request("POST", f"/api/v1/namespaces/{namespace}/{plural}", body=obj)
+    assert code == 201, body
+    return body
+
+
+def pod(name: str, script: str, **spec: Any) -> JsonDict:
+    container = {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", script], **spec.pop("container", {})}
+    return {"metadata": {"name": name}, "spec": {"restartPolicy": "Never", "containers": [container], **spec}}
+
+
+def read_pod(cluster: DevCluster, namespace: str, name: str) -> JsonDict:
+    code, body = cluster.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
+    return body if code == 200 else {}
+
+
+def phase_reached(cluster: DevCluster, namespace: str, name: str, *phases: str) -> JsonDict:
+    def reached() -> JsonDict | None:
+        found = read_pod(cluster, namespace, name)
+        return found if (found.get("status") or {}).get("phase") in phases else None
+
+    return wait_for(cluster, reached, WAIT)
+
+
+def state_of(obj: JsonDict) -> JsonDict:
+    return dict(obj["status"]["containerStatuses"][0]["state"])
+
+
+def kubectl(kubeconfig: str, *args: str) -> str:
+    done = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, *args], capture_output=True, text=True,
+                          timeout=WAIT, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def followed_until(cluster: DevCluster, namespace: str, name: str, text: str) -> list[str]:
+    """The pod's log lines, followed as they are printed, up to the first holding `text`."""
+    phase_reached(cluster, namespace, name, "Running")
+    url = f"{cluster.url}/api/v1/namespaces/{namespace}/pods/{name}/log?follow=true"
+    lines: list[str] = []
+    with urllib.request.urlopen(url, timeout=WAIT) as stream:
+        for raw in stream:
+            lines.append(raw.decode())
+            if text in lines[-1]:
+                return lines
+    raise AssertionError(f"the log of {name} ended without {text!r}: {lines}")
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of the processes whose environment holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_command_env_working_dir_and_volumes_reach_the_process(cluster: DevCluster, kubeconfig: str,
+                                                               namespace: str) -> None:
+    create(cluster, namespace, "configmaps", {"metadata": {"name": "settings"},
+                                              "data": {"greeting": "hello", "app.conf": "level=debug\n"}})
+    create(cluster, namespace, "secrets", {"metadata": {"name": "creds"}, "stringData": {"password": "s3cret"}})
+    script = ("echo \"$(GREETING) from $POD_NAME in $(pwd) as $SECRET_password\"; cat /etc/app/app.conf; "
+              "cat /var/run/creds/password; echo; cat /info/labels; echo scratch > /scratch/file; cat /scratch/file")
+    spec = pod("web", script, container={
+        "workingDir": "/srv/work",
+        "env": [{"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "greeting"}}},
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        "envFrom": [{"secretRef": {"name": "creds"}, "prefix": "SECRET_"}],
+        "volumeMounts": [{"name": "settings", "mountPath": "/etc/app"},
+                         {"name": "creds", "mountPath": "/var/run/creds"},
+                         {"name": "info", "mountPath": "/info"}, {"name": "scratch", "mountPath": "/scratch"}]},
+        volumes=[{"name": "settings", "configMap": {"name": "settings"}},
+                 {"name": "creds", "secret": {"secretName": "creds"}},
+                 {"name": "info", "downwardAPI": {"items": [{"path": "labels",
+                                                             "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+                 {"name": "scratch", "emptyDir": {}}])
+    spec["metadata"]["labels"] = {"app": "web"}
+    create(cluster, namespace, "pods", spec)
+
+    done = phase_reached(cluster, namespace, "web", "Succeeded", "Failed")
+
+    assert done["status"]["phase"] == "Succeeded", state_of(done)
+    assert state_of(done)["terminated"]["exitCode"] == 0
+    assert state_of(done)["terminated"]["reason"] == "Completed"
+    assert kubectl(kubeconfig, "logs", "web", "-n", namespace) == (
+        "hello from web in /srv/work as s3cret\nlevel=debug\ns3cret\napp=\"web\"\nscratch\n")
+    assert not Path("/srv/work").exists()  # made in the container's own root, not on the host
+
+
+def test_the_termination_message_is_what_the_container_wrote(cluster: DevCluster, namespace: str) -> None:
+    create(cluster, namespace, "pods", pod("writer", "python3 -c 'print(6 * 7)' > /dev/termination-log"))
+    create(cluster, namespace, "pods", pod("elsewhere", "echo done > /tmp/kplan-result/message", container={
+        "terminationMessagePath": "/tmp/kplan-result/message"}))
+    create(cluster, namespace, "pods", pod("fallback", "echo first; echo last words; exit 3", container={
+        "terminationMessagePolicy": "FallbackToLogsOnError"}))
+
+    writer = phase_reached(cluster, namespace, "writer", "Succeeded", "Failed")
+    elsewhere = phase_reached(cluster, namespace, "elsewhere", "Succeeded", "Failed")
+    fallback = phase_reached(cluster, namespace, "fallback", "Succeeded", "Failed")
+
+    assert state_of(writer)["terminated"]["message"] == "42\n"
+    assert state_of(elsewhere)["terminated"]["message"] == "done\n"
+    assert fallback["status"]["phase"] == "Failed"
+    ended = state_of(fallback)["terminated"]
+    assert (ended["exitCode"], ended["reason"], ended["message"]) == (3, "Error", "first\nlast words")
+
+
+def test_a_missing_command_fails_the_pod_with_the_kubelets_reason(cluster: DevCluster, namespace: str) -> None:
+    create(cluster, namespace, "pods", pod("missing", "", container={"command": ["kplan-no-such-tool", "--version"]}))
+
+    failed = phase_reached(cluster, namespace, "missing", "Succeeded", "Failed")
+
+    assert failed["status"]["phase"] == "Failed"
+    ended = state_of(failed)["terminated"]
+    assert (ended["exitCode"], ended["reason"]) == (128, "StartError")
+    assert 'exec: "kplan-no-such-tool": executable file not found in $PATH' in ended["message"]
+
+
+def test_a_claim_is_one_directory_shared_by_the_pods_that_mount_it(cluster: DevCluster, kubeconfig: str,
+                                                                   namespace: str) -> None:
+    create(cluster, namespace, "persistentvolumeclaims", {"metadata": {"name": "shared"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    claim = {"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}
+    mount = {"volumeMounts": [{"name": "data", "mountPath": "/data"}]}
+    create(cluster, namespace, "pods", pod("producer", "echo produced > /data/result", container=mount,
+                                           volumes=[claim]))
+    phase_reached(cluster, namespace, "producer", "Succeeded")
+    create(cluster, namespace, "pods", pod("consumer", "cat /data/result", container=mount, volumes=[claim]))
+
+    phase_reached(cluster, namespace, "consumer", "Succeeded")
+    assert kubectl(kubeconfig, "logs", "consumer", "-n", namespace) == "produced\n"
+
+
+def test_restart_policy_on_failure_runs_the_container_again(cluster: DevCluster, kubeconfig: str,
+                                                            namespace: str) -> None:
+    script = "if [ -e /state/tried ]; then echo second; else touch /state/tried; echo first; exit 1; fi"
+    create(cluster, namespace, "pods", pod("flaky", script, restartPolicy="OnFailure", volumes=[
+        {"name": "state", "emptyDir": {}}], container={"volumeMounts": [{"name": "state", "mountPath": "/state"}]}))
+
+    done = phase_reached(cluster, namespace, "flaky", "Succeeded", "Failed")
+
+    assert done["status"]["phase"] == "Succeeded"
+    status = done["status"]["containerStatuses"][0]
+    assert status["restartCount"] == 1
+    assert status["lastState"]["terminated"]["exitCode"] == 1
+    assert kubectl(kubeconfig, "logs", "flaky", "-n", namespace) == "second\n"
+    assert kubectl(kubeconfig, "logs", "flaky", "-n", namespace, "--previous") == "first\n"
+
+
+def test_kubectl_logs_follow_streams_until_the_container_ends(cluster: DevCluster, kubeconfig: str,
+                                                              namespace: str, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    create(cluster, namespace, "pods", pod("talker", f"echo before; while [ ! -e {gate} ]; do sleep 0.1; done; "
+                                                     "echo after"))
+    phase_reached(cluster, namespace, "talker", "Running")
+    follower = subprocess.Popen([KUBECTL, "--kubeconfig", kubeconfig, "logs", "-f", "talker", "-n", namespace],
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        assert follower.stdout is not None
+        assert follower.stdout.readline() == "before\n"
+        gate.touch()
+        assert follower.stdout.readline() == "after\n"
+        assert follower.wait(WAIT) == 0
+    finally:
+        follower.kill()
+        follower.wait()
+
+
+def test_deleting_a_pod_kills_its_process_group(cluster: DevCluster, kubeconfig: str, namespace: str) -> None:
+    marker = f"KPLAN_TEST_MARKER_{uuid.uuid4().hex}"
+    create(cluster, namespace, "pods", pod("sleeper", "sleep 300 & sleep 300 & echo forked; wait", container={
+        "env": [{"name": marker, "value": "1"}]}))
+    followed_until(cluster, namespace, "sleeper", "forked")
+    assert len(processes_with(marker)) == 3  # sh and its two sleeps
+
+    kubectl(kubeconfig, "delete", "pod", "sleeper", "-n", namespace, "--timeout=30s")
+
+    assert read_pod(cluster, namespace, "sleeper") == {}
+    assert processes_with(marker) == []
+
+
+def test_a_pod_past_its_active_deadline_is_killed_and_fails(cluster: DevCluster, namespace: str) -> None:
+    create(cluster, namespace, "pods", pod("slow", "sleep 300", activeDeadlineSeconds=1))
+
+    failed = phase_reached(cluster, namespace, "slow", "Succeeded", "Failed")
+
+    assert failed["status"]["phase"] == "Failed"
+    assert failed["status"]["reason"] == "DeadlineExceeded"
+    assert state_of(failed)["terminated"]["reason"] == "DeadlineExceeded"
+
+
+def test_output_is_bounded_and_no_process_outlives_the_cluster(tmp_path: Path) -> None:
+    marker = f"KPLAN_TEST_MARKER_{uuid.uuid4().hex}"
+    cluster = DevCluster(simulate=True, nodes=["node1"], runtime="process",
+                         runtime_limits=Limits(max_log_bytes=1000)).start()
+    try:
+        create(cluster, "default", "pods", pod("chatty", "yes kplan | head -c 100000; sleep 300", container={
+            "env": [{"name": marker, "value": "1"}]}))
+        followed = followed_until(cluster, "default", "chatty", "dropped")
+        log = str(cluster.request("GET", "/api/v1/namespaces/default/pods/chatty/log")[1].get("text"))
+        assert processes_with(marker)  # sh, or sh and its sleep
+    finally:
+        cluster.stop()
+
+    assert "".join(followed) == log
+    assert log.startswith("kplan\nkplan\n")
+    assert log.endswith("[kplan process runtime: output beyond 1000 bytes was dropped]\n")
+    assert len(log) < 1100
+    assert processes_with(marker) == []
