@@ -29,13 +29,13 @@ from engine.simulators.controllers.jobs import JobController
 from engine.simulators.controllers.replicasets import ReplicaSetController
 from engine.simulators.controllers.statefulsets import StatefulSetController
 from engine.simulators.kubelet.nodes import NodeController
-from engine.simulators.kubelet.podruns import Limits, ProcessRuntime
+from engine.simulators.kubelet.podruns import Limits, ProcessRuntime, isolation_problem
 from engine.simulators.kubelet.pods import PodController
 from engine.simulators.provisioner.pvcs import ClaimController, VolumeController
 from engine.simulators.runtime import Simulation
 from engine.simulators.workqueue import Key
 
-__all__ = ["Limits", "ProcessRuntime", "process_runtime", "start"]
+__all__ = ["Limits", "ProcessRuntime", "isolation_problem", "process_runtime", "start"]
 
 WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB)
 
