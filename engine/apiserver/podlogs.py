@@ -55,8 +55,8 @@ def serve(api: Api, namespace: str, name: str, req: ApiRequest) -> ApiResponse:
     source: PodLogs | None = api.pod_logs
     log = source.get(str(pod["metadata"].get("uid") or ""), container, req.flag("previous")) if source else None
     if log is None:
-        if req.flag("previous") and source is not None:
-            raise bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
+        if source is not None:
+            refuse_missing(pod, container, req.flag("previous"))
         return ApiResponse(200, b"", dict(TEXT))
     options = Options.of(req)
     if req.flag("follow"):
@@ -79,6 +79,19 @@ def container_of(pod: dict[str, Any], asked: str) -> str:
     if asked not in names + inits:
         raise bad_request(f"container {asked} is not valid for pod {name}")
     return asked
+
+
+def refuse_missing(pod: dict[str, Any], container: str, previous: bool) -> None:
+    """400 in the API server's words for a container without the run asked for (not started, no previous run)."""
+    name = pod["metadata"]["name"]
+    if previous:
+        raise bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
+    status = pod.get("status") or {}
+    for entry in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+        waiting = (entry.get("state") or {}).get("waiting")
+        if entry.get("name") == container and waiting:
+            raise bad_request(f'container "{container}" in pod "{name}" is waiting to start: '
+                              f'{waiting.get("reason") or "ContainerCreating"}')
 
 
 class Options:

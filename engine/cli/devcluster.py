@@ -53,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
         with cluster:
             path = cluster.write_kubeconfig(args.kubeconfig or DEFAULT_KUBECONFIG, CONTEXT)
             print(f"dev cluster listening on {cluster.url}", flush=True)
+            print(f"export KUBECONFIG={path}", flush=True)
             if cluster.runtime == PROCESS:
                 print("pods run as local processes (the host's tools; no image is pulled)", flush=True)
                 if cluster.runtime_problem:
                     print(f"warning: {cluster.runtime_problem}", file=sys.stderr, flush=True)
-            print(f"export KUBECONFIG={path}", flush=True)
             stop.wait()
         print("dev cluster stopped", file=sys.stderr, flush=True)
     finally:

@@ -6,6 +6,7 @@ is bounded in time and output, and none outlives the cluster."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import urllib.request
@@ -19,7 +20,7 @@ import pytest
 from engine.devcluster.cluster import DevCluster
 from engine.simulators import Limits
 
-from .helpers import wait_for
+from .helpers import served_by_the_cli, wait_for
 
 KUBECTL = str(Path(sys.executable).with_name("kubectl"))
 WAIT = 30.0
@@ -170,6 +171,28 @@ def test_a_missing_command_fails_the_pod_with_the_kubelets_reason(cluster: DevCl
     assert 'exec: "kplan-no-such-tool": executable file not found in $PATH' in ended["message"]
 
 
+def test_a_container_whose_config_does_not_resolve_waits_until_it_does(cluster: DevCluster, kubeconfig: str,
+                                                                      namespace: str) -> None:
+    create(cluster, namespace, "pods", pod("early", "echo $LEVEL", container={"env": [
+        {"name": "LEVEL", "valueFrom": {"configMapKeyRef": {"name": "later", "key": "level"}}}]}))
+
+    def waiting() -> JsonDict | None:
+        state = (read_pod(cluster, namespace, "early").get("status") or {}).get("containerStatuses") or [{}]
+        return (state[0].get("state") or {}).get("waiting")
+
+    assert wait_for(cluster, waiting, WAIT) == {"reason": "CreateContainerConfigError",
+                                                "message": 'configmap "later" not found'}
+    refused = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "logs", "early", "-n", namespace],
+                             capture_output=True, text=True, timeout=WAIT, check=False)
+    assert refused.returncode == 1
+    assert 'container "main" in pod "early" is waiting to start: CreateContainerConfigError' in refused.stderr
+
+    create(cluster, namespace, "configmaps", {"metadata": {"name": "later"}, "data": {"level": "debug"}})
+
+    phase_reached(cluster, namespace, "early", "Succeeded")
+    assert kubectl(kubeconfig, "logs", "early", "-n", namespace) == "debug\n"
+
+
 def test_a_claim_is_one_directory_shared_by_the_pods_that_mount_it(cluster: DevCluster, kubeconfig: str,
                                                                    namespace: str) -> None:
     create(cluster, namespace, "persistentvolumeclaims", {"metadata": {"name": "shared"}, "spec": {
@@ -261,3 +284,36 @@ def test_output_is_bounded_and_no_process_outlives_the_cluster(tmp_path: Path) -
     assert log.endswith("[kplan process runtime: output beyond 1000 bytes was dropped]\n")
     assert len(log) < 1100
     assert processes_with(marker) == []
+
+
+def test_kplan_devcluster_runtime_process_runs_pods_until_it_is_stopped(tmp_path: Path) -> None:
+    marker = f"KPLAN_TEST_MARKER_{uuid.uuid4().hex}"
+    kubeconfig = str(tmp_path / "kc.yaml")
+    manifest = tmp_path / "pods.yaml"
+    manifest.write_text("\n---\n".join(json.dumps({"apiVersion": "v1", "kind": "Pod", **p}) for p in [
+        pod("hello", "echo hello from $HOSTNAME"),
+        pod("server", "echo serving; sleep 300", container={"env": [{"name": marker, "value": "1"}]})]))
+    with served_by_the_cli(tmp_path, "--runtime", "process"):
+        kubectl(kubeconfig, "apply", "-f", str(manifest))
+        kubectl(kubeconfig, "wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/hello", "--timeout=30s")
+        kubectl(kubeconfig, "wait", "--for=condition=Ready", "pod/server", "--timeout=30s")
+        assert kubectl(kubeconfig, "logs", "hello") == "hello from hello\n"
+        assert processes_with(marker)
+
+    assert processes_with(marker) == []
+
+
+def test_devcluster_help_says_no_image_is_pulled() -> None:
+    done = subprocess.run([sys.executable, "-m", "engine.cli.main", "devcluster", "--help"], capture_output=True,
+                          text=True, timeout=WAIT, check=False)
+    assert done.returncode == 0
+    assert "no image is pulled, the host's tools run" in " ".join(done.stdout.split())
+
+
+def test_the_process_runtime_needs_the_simulators(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "engine.cli.main", "devcluster", "--runtime", "process",
+                           "--no-simulate", "--kubeconfig", str(tmp_path / "kc")], capture_output=True, text=True,
+                          timeout=WAIT, check=False)
+    assert done.returncode == 2
+    assert done.stderr == ("error: --runtime process needs the simulators (the kubelet runs the processes); "
+                           "drop --no-simulate\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
 import stat
 import sys
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
+PR_SET_PDEATHSIG = 1
 ST_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC))
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 START_FAILED = 128  # exit code of a container that could not start
@@ -186,6 +188,7 @@ def main(argv: list[str]) -> int:
             raise StartError("no command specified")
         prepare(spec)
         path = executable(command[0], env)
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the dev cluster's process dies: so does the container
         os.set_inheritable(status, False)
         os.execve(path, command, env)
     except StartError as e:
