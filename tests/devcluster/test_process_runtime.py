@@ -256,6 +256,19 @@ def test_deleting_a_pod_kills_its_process_group(cluster: DevCluster, kubeconfig:
     assert processes_with(marker) == []
 
 
+def test_a_deleted_pod_gets_sigterm_before_it_is_killed(cluster: DevCluster, kubeconfig: str,
+                                                        namespace: str) -> None:
+    script = "trap 'echo terminating; exit 0' TERM; echo ready; while true; do sleep 0.1; done"
+    create(cluster, namespace, "pods", pod("graceful", script))
+    phase_reached(cluster, namespace, "graceful", "Running")
+    url = f"{cluster.url}/api/v1/namespaces/{namespace}/pods/graceful/log?follow=true"
+    with urllib.request.urlopen(url, timeout=WAIT) as stream:
+        assert stream.readline() == b"ready\n"
+        kubectl(kubeconfig, "delete", "pod", "graceful", "-n", namespace, "--wait=false")
+        assert stream.readline() == b"terminating\n"
+        assert stream.readline() == b""  # the run ended: the stream too
+
+
 def test_a_pod_past_its_active_deadline_is_killed_and_fails(cluster: DevCluster, namespace: str) -> None:
     create(cluster, namespace, "pods", pod("slow", "sleep 300", activeDeadlineSeconds=1))
 

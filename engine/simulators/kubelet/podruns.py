@@ -257,7 +257,8 @@ class ProcessRuntime:
     # stopping
 
     def stop(self, uid: str, grace: float | None = None) -> bool:
-        """Stop the pod's processes (SIGTERM, SIGKILL after the grace period); True once none is left."""
+        """Stop the pod's processes (SIGTERM, SIGKILL after the pod's grace period, at most the runtime's);
+        True once none is left."""
         with self._lock:
             run = self._pods.get(uid)
         if run is None:
@@ -265,7 +266,7 @@ class ProcessRuntime:
         left = False
         for container in run.runs():
             if container.process is not None and container.process.exit is None:
-                container.process.stop(self.limits.grace if grace is None else grace)
+                container.process.stop(self.limits.grace if grace is None else min(grace, self.limits.grace))
                 left = True
         return not left
 

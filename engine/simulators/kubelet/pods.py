@@ -26,6 +26,13 @@ TERMINAL = ("Succeeded", "Failed")
 STOP_RECHECK = 0.5  # seconds between looks at a deleted pod whose processes are still stopping
 
 
+def grace_of(pod: JsonDict) -> float:
+    """Seconds the containers of a deleted pod get between SIGTERM and SIGKILL (what its deletion says)."""
+    meta, spec = pod["metadata"], pod.get("spec") or {}
+    value = meta.get("deletionGracePeriodSeconds", spec.get("terminationGracePeriodSeconds", 30))
+    return float(value) if isinstance(value, int | float) else 30.0
+
+
 def stage_after(pod: JsonDict, remaining: float) -> Stage:
     """Where the containers are once `remaining` seconds of the pod's duration are left."""
     always = (pod.get("spec") or {}).get("restartPolicy", "Always") == "Always"
@@ -91,7 +98,8 @@ class PodController:
 
     def _confirm_deletion(self, pod: JsonDict) -> float | None:
         """The kubelet stops the containers and deletes the pod for good (grace period 0)."""
-        if self._runtime is not None and not self._runtime.stop(str(pod["metadata"].get("uid") or "")):
+        if self._runtime is not None and not self._runtime.stop(str(pod["metadata"].get("uid") or ""),
+                                                                 grace_of(pod)):
             return STOP_RECHECK
         if pod["metadata"].get("deletionGracePeriodSeconds") != 0:
             namespace, name = ref_of(pod)

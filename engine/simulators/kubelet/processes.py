@@ -100,12 +100,17 @@ class Process:
         return self._popen.pid
 
     def stop(self, grace: float) -> None:
-        """SIGTERM the process group now, SIGKILL it after `grace` seconds if it is still there."""
+        """SIGTERM the command now (as a runtime signals a container's first process), SIGKILL its whole process
+        group after `grace` seconds or as soon as the command has ended."""
         if self.exit is not None or self._stopping:
             return
         self._stopping = "Killed"
         self._kill_at = time.monotonic() + max(0.0, grace)
-        self._signal(signal.SIGTERM if grace > 0 else signal.SIGKILL)
+        if grace > 0:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._popen.pid, signal.SIGTERM)
+        else:
+            self._signal(signal.SIGKILL)
 
     def join(self, timeout: float) -> None:
         thread = getattr(self, "_thread", None)
