@@ -330,3 +330,25 @@ def test_the_process_runtime_needs_the_simulators(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr == ("error: --runtime process needs the simulators (the kubelet runs the processes); "
                            "drop --no-simulate\n")
+
+
+def test_a_host_without_unshare_runs_what_needs_no_mount_and_says_what_is_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # a host without util-linux's unshare
+    with DevCluster(simulate=True, nodes=["node1"], runtime="process") as bare:
+        assert bare.runtime_problem == (
+            "util-linux `unshare` is not on PATH, so containers that mount volumes cannot start (they wait with "
+            "CreateContainerError) and no container gets a termination message file")
+        create(bare, "default", "pods", pod("plain", "echo plain", container={"command": ["/bin/sh", "-c"],
+                                                                               "args": ["echo plain"]}))
+        create(bare, "default", "pods", pod("mounting", "true", volumes=[{"name": "v", "emptyDir": {}}],
+                                            container={"volumeMounts": [{"name": "v", "mountPath": "/v"}]}))
+
+        phase_reached(bare, "default", "plain", "Succeeded")
+        assert bare.request("GET", "/api/v1/namespaces/default/pods/plain/log")[1] == {"text": "plain\n"}
+
+        def waiting() -> JsonDict | None:
+            statuses = (read_pod(bare, "default", "mounting").get("status") or {}).get("containerStatuses") or [{}]
+            return (statuses[0].get("state") or {}).get("waiting")
+
+        assert wait_for(bare, waiting, WAIT) == {"reason": "CreateContainerError", "message": bare.runtime_problem}

@@ -62,18 +62,21 @@ class Observation:
     recheck: float | None = None  # seconds until the runtime must look again (a back-off, a retry)
 
 
+CONSEQUENCE = ("so containers that mount volumes cannot start (they wait with CreateContainerError) and no "
+               "container gets a termination message file")
+
+
 def isolation_problem() -> str:
-    """Why this host cannot give a container a private mount namespace ("" when it can)."""
+    """Why this host cannot give a container a private mount namespace, in one sentence ("" when it can)."""
     if shutil.which(UNSHARE[0]) is None:
-        return "util-linux `unshare` is not installed, so volumes cannot be mounted at their mountPath"
+        return f"util-linux `unshare` is not on PATH, {CONSEQUENCE}"
     try:
         done = subprocess.run([*UNSHARE, "true"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return f"`unshare` could not run ({e}), so volumes cannot be mounted at their mountPath"
+        return f"`unshare` could not run ({e}), {CONSEQUENCE}"
     if done.returncode != 0:
         why = " ".join(done.stderr.split()) or f"exit code {done.returncode}"
-        return (f"this host does not let this user create user and mount namespaces ({why}), so volumes cannot be "
-                "mounted at their mountPath")
+        return f"this host does not let this user create user and mount namespaces ({why}), {CONSEQUENCE}"
     return ""
 
 
