@@ -142,6 +142,26 @@ def test_command_env_working_dir_and_volumes_reach_the_process(cluster: DevClust
     assert not Path("/srv/work").exists()  # made in the container's own root, not on the host
 
 
+def test_the_host_is_read_only_to_a_container_but_through_its_volumes(cluster: DevCluster, kubeconfig: str,
+                                                                      namespace: str, tmp_path: Path) -> None:
+    host_file = Path(sys.executable).parent / f"kplan-test-{uuid.uuid4().hex}"  # outside /tmp: the venv's own
+    host_file.write_text("untouched\n")
+    script = (f"{{ echo changed > {host_file}; }} 2>/dev/null || echo refused; echo mine > /tmp/own; cat /tmp/own; "
+              "echo through the volume > /host/written; ls /tmp")
+    create(cluster, namespace, "pods", pod("writer", script, volumes=[{"name": "host", "hostPath": {
+        "path": str(tmp_path)}}], container={"volumeMounts": [{"name": "host", "mountPath": "/host"}]}))
+    try:
+        phase_reached(cluster, namespace, "writer", "Succeeded")
+        kept = host_file.read_text()
+    finally:
+        host_file.unlink()
+
+    assert kubectl(kubeconfig, "logs", "writer", "-n", namespace) == "refused\nmine\nown\n"
+    assert kept == "untouched\n"
+    assert (tmp_path / "written").read_text() == "through the volume\n"
+    assert not Path("/tmp/own").exists()
+
+
 def test_the_termination_message_is_what_the_container_wrote(cluster: DevCluster, namespace: str) -> None:
     create(cluster, namespace, "pods", pod("writer", "python3 -c 'print(6 * 7)' > /dev/termination-log"))
     create(cluster, namespace, "pods", pod("elsewhere", "echo done > /tmp/kplan-result/message", container={
@@ -226,16 +246,17 @@ def test_restart_policy_on_failure_runs_the_container_again(cluster: DevCluster,
 
 def test_kubectl_logs_follow_streams_until_the_container_ends(cluster: DevCluster, kubeconfig: str,
                                                               namespace: str, tmp_path: Path) -> None:
-    gate = tmp_path / "gate"
-    create(cluster, namespace, "pods", pod("talker", f"echo before; while [ ! -e {gate} ]; do sleep 0.1; done; "
-                                                     "echo after"))
+    create(cluster, namespace, "pods", pod("talker", "echo before; while [ ! -e /gate/open ]; do sleep 0.1; done; "
+                                                     "echo after", volumes=[{"name": "gate", "hostPath": {
+                                                         "path": str(tmp_path)}}],
+                                           container={"volumeMounts": [{"name": "gate", "mountPath": "/gate"}]}))
     phase_reached(cluster, namespace, "talker", "Running")
     follower = subprocess.Popen([KUBECTL, "--kubeconfig", kubeconfig, "logs", "-f", "talker", "-n", namespace],
                                 stdout=subprocess.PIPE, text=True)
     try:
         assert follower.stdout is not None
         assert follower.stdout.readline() == "before\n"
-        gate.touch()
+        (tmp_path / "open").touch()
         assert follower.stdout.readline() == "after\n"
         assert follower.wait(WAIT) == 0
     finally:

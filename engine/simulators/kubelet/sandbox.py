@@ -6,8 +6,9 @@ mount namespace when its spec says `isolate` (made by util-linux `unshare --user
     unshare --user --map-root-user --mount -- python3 -I -S sandbox.py SPEC.json
 
 The new root is a tmpfs holding a recursive bind of every top-level entry of the host's root, so the host's
-tools run; each volume is bound at its mountPath on top. A path the host lacks is created in the tmpfs, or, inside
-a host directory, in a tmpfs copy of that directory (binds of its entries), so the host is never written to. The
+tools run: read-only (but /dev, /proc and /sys), with a private tmpfs as /tmp; each volume is bound at its
+mountPath on top. A path the host lacks is created in the tmpfs, or, inside a host directory, in a tmpfs copy of
+that directory (binds of its entries), so the host is never written to but through a volume. The
 spec's status descriptor stays open until exec: it closes (on exec) with nothing written when the command
 started, or carries one line, the runtime's reason the container could not start, as the kubelet reports it.
 """
@@ -23,10 +24,15 @@ import sys
 from typing import Any
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
+MS_PRIVATE, MS_RELATIME = 1 << 18, 1 << 21
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
-ST_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC))
+# Flags of a mount a user namespace may not change: a read-only remount must repeat them.
+ST_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+            (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
+WRITABLE_HOST = ("dev", "proc", "sys")  # host directories the container may write to; the others are read-only
+PRIVATE = "tmp"  # a fresh tmpfs of the container's own, as an image's /tmp would be
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 START_FAILED = 128  # exit code of a container that could not start
 OCI_PREFIX = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc "
@@ -50,8 +56,15 @@ def unmount(target: str) -> None:
     _libc.umount2(target.encode(), MNT_DETACH)
 
 
-def recreate(host: str, copy: str) -> None:
-    """Make `copy` stand for the host entry `host`: a symlink copied, anything else bound (directories recursively)."""
+def remount_read_only(target: str) -> None:
+    """Remount the bind at `target` read-only, keeping the flags the namespace may not change."""
+    locked = os.statvfs(target).f_flag
+    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | sum(ms for st, ms in ST_FLAGS if locked & st))
+
+
+def recreate(host: str, copy: str, writable: bool) -> None:
+    """Make `copy` stand for the host entry `host`: a symlink copied, anything else bound (directories recursively),
+    read-only unless `writable`."""
     info = os.lstat(host)
     if stat.S_ISLNK(info.st_mode):
         os.symlink(os.readlink(host), copy)
@@ -63,6 +76,8 @@ def recreate(host: str, copy: str) -> None:
             pass
     try:
         mount(host, copy, None, MS_BIND | MS_REC)
+        if not writable:
+            remount_read_only(copy)
     except StartError:
         if not stat.S_ISDIR(info.st_mode):
             os.unlink(copy)  # a socket or device the namespace may not bind: left out
@@ -76,7 +91,8 @@ class Root:
     def __init__(self, path: str) -> None:
         self.path = path
         self.ours: set[str] = {"/"}  # directories that are the tmpfs's own (creating entries there is safe)
-        self.volumes: list[str] = []  # mount paths of volumes (their content is the pod's)
+        self.volumes: list[str] = []  # mount paths of volumes and of the private /tmp (their content is the pod's)
+        self.writable: set[str] = set()  # host directories bound writable (and what lies under them)
 
     def host(self, inner: str) -> str:
         return self.path + inner if inner != "/" else self.path
@@ -85,18 +101,27 @@ class Root:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         mount("tmpfs", self.path, "tmpfs", 0, "mode=0755")
         for entry in sorted(os.listdir("/")):
-            recreate("/" + entry, os.path.join(self.path, entry))
+            if entry == PRIVATE:
+                os.mkdir(self.host("/" + entry))
+                mount("tmpfs", self.host("/" + entry), "tmpfs", 0, "mode=1777")
+                self.volumes.append("/" + entry)
+                continue
+            recreate("/" + entry, os.path.join(self.path, entry), entry in WRITABLE_HOST)
+            if entry in WRITABLE_HOST:
+                self.writable.add("/" + entry)
         unmount(self.host(self.path))  # the recursive bind of its parent brought this root into itself
 
-    def writable(self, inner: str) -> bool:
-        return inner in self.ours or any(inner == v or inner.startswith(v.rstrip("/") + "/") for v in self.volumes)
+    def ours_below(self, inner: str) -> bool:
+        """Whether entries may be created in `inner`: a directory of the root's own, or inside a volume."""
+        return inner in self.ours or any(within(inner, v) for v in self.volumes)
 
     def mirror(self, inner: str) -> None:
         """Replace the bound host directory `inner` by a tmpfs holding binds of its entries."""
         entries = sorted(os.listdir(inner))
+        writable = any(within(inner, w) for w in self.writable)
         mount("tmpfs", self.host(inner), "tmpfs", 0, "mode=0755")
         for entry in entries:
-            recreate(os.path.join(inner, entry), os.path.join(self.host(inner), entry))
+            recreate(os.path.join(inner, entry), os.path.join(self.host(inner), entry), writable)
         self.ours.add(inner)
 
     def resolve(self, inner: str) -> str:
@@ -126,7 +151,7 @@ class Root:
         for index, part in enumerate(parts):
             following = os.path.join(current, part)
             if not os.path.lexists(self.host(following)):
-                if not self.writable(current):
+                if not self.ours_below(current):
                     self.mirror(current)
                 if index < len(parts) - 1 or directory:
                     os.mkdir(self.host(following))
@@ -143,9 +168,11 @@ class Root:
         if os.path.isdir(source):
             self.volumes.append(target)
         if read_only:
-            locked = os.statvfs(self.host(target)).f_flag
-            flags = MS_BIND | MS_REMOUNT | MS_RDONLY | sum(ms for st, ms in ST_FLAGS if locked & st)
-            mount(None, self.host(target), None, flags)
+            remount_read_only(self.host(target))
+
+
+def within(inner: str, folder: str) -> bool:
+    return inner == folder or inner.startswith(folder.rstrip("/") + "/")
 
 
 def executable(name: str, env: dict[str, str]) -> str:
