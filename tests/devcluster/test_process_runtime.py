@@ -277,6 +277,39 @@ def test_deleting_a_pod_kills_its_process_group(cluster: DevCluster, kubeconfig:
     assert processes_with(marker) == []
 
 
+def test_deleting_a_job_kills_its_pods_processes(cluster: DevCluster, kubeconfig: str, namespace: str) -> None:
+    marker = f"KPLAN_TEST_MARKER_{uuid.uuid4().hex}"
+    template = pod("", "echo started; sleep 300", container={"env": [{"name": marker, "value": "1"}]})
+    code, body = cluster.request("POST", f"/apis/batch/v1/namespaces/{namespace}/jobs", body={
+        "metadata": {"name": "long"}, "spec": {"backoffLimit": 0, "template": {"spec": template["spec"]}}})
+    assert code == 201, body
+
+    def job_pod() -> str:
+        code, pods = cluster.request("GET", f"/api/v1/namespaces/{namespace}/pods",
+                                     query={"labelSelector": "batch.kubernetes.io/job-name=long"})
+        return str(pods["items"][0]["metadata"]["name"]) if code == 200 and pods.get("items") else ""
+
+    followed_until(cluster, namespace, wait_for(cluster, job_pod, WAIT), "started")
+    assert processes_with(marker)
+
+    kubectl(kubeconfig, "delete", "job", "long", "-n", namespace, "--cascade=foreground", "--timeout=30s")
+
+    assert job_pod() == ""
+    assert processes_with(marker) == []
+
+
+def test_restart_policy_always_starts_a_container_again_when_it_ends(cluster: DevCluster, namespace: str) -> None:
+    create(cluster, namespace, "pods", pod("looping", "echo round", restartPolicy="Always"))
+
+    def restarted() -> JsonDict | None:
+        statuses = (read_pod(cluster, namespace, "looping").get("status") or {}).get("containerStatuses") or [{}]
+        return statuses[0] if statuses[0].get("restartCount", 0) >= 1 else None
+
+    status = wait_for(cluster, restarted, WAIT)
+    assert status["lastState"]["terminated"]["exitCode"] == 0
+    assert read_pod(cluster, namespace, "looping")["status"]["phase"] == "Running"
+
+
 def test_a_deleted_pod_gets_sigterm_before_it_is_killed(cluster: DevCluster, kubeconfig: str,
                                                         namespace: str) -> None:
     script = "trap 'echo terminating; exit 0' TERM; echo ready; while true; do sleep 0.1; done"
