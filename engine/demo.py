@@ -47,25 +47,30 @@ ENDED = frozenset({"COMPLETE", "FATAL_ERROR"})
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="leave the cluster running until Ctrl-C")
+    parser.add_argument("--backend", choices=("dev", "real"), default="dev",
+                        help="dev: kplan's in-memory dev cluster (default); real: the real control plane "
+                             "(`make control-plane` builds it), whose Job controller runs the stages' Jobs")
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="kplan-demo-") as folder:
-            return demo(Path(folder), keep=args.keep)
+            return demo(Path(folder), keep=args.keep, backend=args.backend)
     except KplanError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 
 
-def demo(folder: Path, *, keep: bool) -> int:
-    problem = simulators.isolation_problem()
+def demo(folder: Path, *, keep: bool, backend: str = "dev") -> int:
+    what = "a dev cluster" if backend == "dev" else "the real control plane (etcd, kube-apiserver, controllers)"
+    problem = simulators.isolation_problem() if backend == "dev" else (
+        "the process runtime is for the dev backend")
     runtime = "simulated" if problem else "process"
-    say(f"Starting a dev cluster (nodes {', '.join(n.name for n in NODES)}, labelled node.kplan.dev/name) "
+    say(f"Starting {what} (nodes {', '.join(n.name for n in NODES)}, labelled node.kplan.dev/name) "
         "and a kplan manager in this process")
     if problem:
         print(f"Its pods are simulated, not run: {problem}.")
     else:
         print("Its pods run as local processes (--runtime process): the host's python3 does the work.")
-    with LocalCluster(NODES, folder, runtime=runtime) as local:
+    with LocalCluster(NODES, folder, backend=backend, runtime=runtime) as local:
         kubeconfig = str(local.kubeconfig)
         install = ["install", relative(PACKAGE), "--instance", INSTANCE]
         if problem:

@@ -1,4 +1,9 @@
-"""`kplan devcluster`: run the local API server until SIGINT/SIGTERM, with a kubeconfig pointing at it."""
+"""`kplan devcluster`: run a local cluster until SIGINT/SIGTERM, with a kubeconfig pointing at it.
+
+Two backends: `dev` (the default), kplan's in-memory API server with simulated nodes and controllers; `real`,
+the real etcd, kube-apiserver, kube-controller-manager and kube-scheduler (built by `make control-plane`) with
+simulated kubelets and volume provisioning only.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
+from engine.devcluster import backends
 from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED, DevCluster
 
 DEFAULT_KUBECONFIG = "~/.kube/kplan-dev.yaml"
@@ -18,31 +24,45 @@ CONTEXT = "kplan-dev"
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "devcluster", parents=list(parents), help="run the local dev API server (with simulators)",
-        description="Start the local in-memory Kubernetes API server, write a kubeconfig for it (context "
-                    f"{CONTEXT}, default {DEFAULT_KUBECONFIG}) and serve until interrupted.",
+        "devcluster", parents=list(parents), help="run a local cluster: the dev API server or a real control plane",
+        description="Start a local cluster, write a kubeconfig for it (context "
+                    f"{CONTEXT}, default {DEFAULT_KUBECONFIG}) and serve until interrupted. --backend dev (default): "
+                    "kplan's in-memory API server with simulated nodes and controllers. --backend real: the real "
+                    "etcd, kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2 on free 127.0.0.1 "
+                    "ports (build them once with `make control-plane`; needs Go >= 1.26), with only the kubelets "
+                    "and volume provisioning simulated.",
     )
+    parser.add_argument("--backend", choices=backends.BACKENDS, default="dev",
+                        help="dev (in-memory, the default) or real (the real control plane)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
     parser.add_argument("--nodes", default="node1",
                         help="comma-separated node names for the simulators (default: one node, node1; '' for none)")
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
-    parser.add_argument("--token", help="require this bearer token from clients")
+    parser.add_argument("--token", help="require this bearer token from clients (dev backend only)")
     parser.add_argument("--runtime", choices=RUNTIMES, default=SIMULATED,
-                        help="how pods run: simulated (default: their lives are played by the simulated kubelet) or "
-                             "process (their containers run as local processes: no image is pulled, the host's "
-                             "tools run in place of the image's, with the pod's command, env and volumes; "
-                             "`kubectl logs` shows their output)")
+                        help="how pods run (dev backend only): simulated (default: their lives are played by the "
+                             "simulated kubelet) or process (their containers run as local processes: no image is "
+                             "pulled, the host's tools run in place of the image's, with the pod's command, env and "
+                             "volumes; `kubectl logs` shows their output)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     nodes = [n.strip() for n in str(args.nodes or "").split(",") if n.strip()]
+    if args.backend == "real" and args.token:
+        print("error: --token is for the dev backend; the real backend's kubeconfig holds client certificates",
+              file=sys.stderr)
+        return 2
+    if args.runtime == PROCESS and args.backend != "dev":
+        print("error: --runtime process is for the dev backend; the real API server would read pods' logs from a "
+              "kubelet's HTTPS API, which the simulated kubelet does not serve", file=sys.stderr)
+        return 2
     if args.runtime == PROCESS and args.no_simulate:
         print("error: --runtime process needs the simulators (the kubelet runs the processes); drop --no-simulate",
               file=sys.stderr)
         return 2
-    cluster = DevCluster(port=args.port, simulate=not args.no_simulate, nodes=nodes, token=args.token,
-                         runtime=args.runtime)
+    cluster = backends.new(args.backend, port=args.port, simulate=not args.no_simulate, nodes=nodes,
+                           token=args.token, runtime=args.runtime)
     stop = threading.Event()
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:
@@ -52,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         with cluster:
             path = cluster.write_kubeconfig(args.kubeconfig or DEFAULT_KUBECONFIG, CONTEXT)
-            print(f"dev cluster listening on {cluster.url}", flush=True)
+            print(f"{'dev cluster' if args.backend == 'dev' else 'real control plane'} listening on {cluster.url}",
+                  flush=True)
             print(f"export KUBECONFIG={path}", flush=True)
-            if cluster.runtime == PROCESS:
+            if isinstance(cluster, DevCluster) and cluster.runtime == PROCESS:
                 print("pods run as local processes (the host's tools; no image is pulled)", flush=True)
                 if cluster.runtime_problem:
                     print(f"warning: {cluster.runtime_problem}", file=sys.stderr, flush=True)

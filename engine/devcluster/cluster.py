@@ -34,8 +34,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import yaml
-
 from engine.apiserver.api import Api
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.gc import Controllers
@@ -44,6 +42,7 @@ from engine.apiserver.requests import ApiRequest
 from engine.apiserver.server import HttpServer
 from engine.apiserver.store import Subscription
 from engine.devcluster import kubeconfig
+from engine.devcluster.remote import encode_body
 from engine.errors import PermanentError
 
 log = logging.getLogger(__name__)
@@ -58,6 +57,8 @@ class ClusterStartFailed(PermanentError):
 
 
 class DevCluster:
+    backend = "dev"
+
     def __init__(self, *, port: int = 0, simulate: bool = False, nodes: Sequence[str] = (),
                  token: str | None = None, watch_history: int = 10000, faults: FaultProfile | None = None,
                  runtime: str = SIMULATED, runtime_limits: Any = None) -> None:
@@ -196,14 +197,3 @@ class DevCluster:
 
         return unsubscribe
 
-
-def encode_body(body: Any, content_type: str) -> bytes:
-    if body is None:
-        return b""
-    if isinstance(body, bytes):
-        return body
-    if isinstance(body, str):
-        return body.encode()
-    if "yaml" in content_type and not isinstance(body, dict | list):
-        return yaml.safe_dump(body).encode()
-    return json.dumps(body).encode()

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,21 +19,27 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from kubernetes import client
+from kubernetes import config as kube_config
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
+from engine.devcluster.real import RealCluster
 
 T = TypeVar("T")
+# Seconds between re-checks when nothing the cluster's feed reports has changed: a real backend's feed covers the
+# kinds tests look at, not every kind, so a condition on another kind is still seen within this.
+RECHECK = 1.0
 
 
-def make_api_client(cluster: DevCluster) -> client.ApiClient:
-    config = client.Configuration()
-    config.host = cluster.url
-    if cluster.token:
-        config.api_key = {"authorization": f"Bearer {cluster.token}"}
-    return client.ApiClient(config)
+def make_api_client(cluster: Cluster) -> client.ApiClient:
+    """The official client on either backend, configured from the cluster's own kubeconfig."""
+    folder = tempfile.mkdtemp(prefix="kplan-client-")
+    configuration = client.Configuration()
+    kube_config.load_kube_config(str(cluster.write_kubeconfig(Path(folder) / "config")),
+                                 client_configuration=configuration)
+    return client.ApiClient(configuration)
 
 
-def wait_for(cluster: DevCluster, predicate: Callable[[], T], timeout: float = 10.0) -> T:
+def wait_for(cluster: Cluster, predicate: Callable[[], T], timeout: float = 10.0) -> T:
     """Evaluate `predicate` now and after each change the cluster commits, until it is truthy."""
     changed = threading.Condition()
 
@@ -51,7 +58,7 @@ def wait_for(cluster: DevCluster, predicate: Callable[[], T], timeout: float = 1
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise AssertionError(f"condition not met within {timeout}s")
-                changed.wait(remaining)
+                changed.wait(min(remaining, RECHECK))
     finally:
         unsubscribe()
 
@@ -80,8 +87,8 @@ WIDGET_SCHEMA: dict[str, Any] = {
                 "phase": {"type": "string"},
                 "replicas": {"type": "integer"},
                 "conditions": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
-                               "items": {"type": "object", "properties": {"type": {"type": "string"},
-                                                                          "status": {"type": "string"}}}},
+                               "items": {"type": "object", "required": ["type"],
+                                         "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}},
             },
         },
     },
@@ -118,12 +125,16 @@ class Response:
     body: Any
 
 
-def http_call(cluster: DevCluster | int, method: str, path: str, *, body: Any = None,
+def http_call(cluster: Cluster | int, method: str, path: str, *, body: Any = None,
               query: dict[str, str] | None = None, headers: dict[str, str] | None = None,
               content_type: str = "application/json") -> Response:
     """One raw HTTP exchange, for what the typed client hides (headers, exact bodies, odd content types)."""
     port = cluster if isinstance(cluster, int) else cluster.port
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn: http.client.HTTPConnection
+    if isinstance(cluster, RealCluster):
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=cluster.plane.ssl_context())
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         payload = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
         sent = {"Content-Type": content_type, **(headers or {})}

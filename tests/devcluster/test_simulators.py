@@ -1,9 +1,15 @@
-"""Simulated nodes, scheduler and kubelet: Node registration, Pod scheduling and lifecycle, and stopping cleanly."""
+"""Simulated nodes, scheduler and kubelet: Node registration, Pod scheduling and lifecycle, and stopping cleanly.
+
+Dev backend only: the dev backend's simulated controllers themselves (on the real backend the real controllers do
+this work, which the e2e suite exercises).
+"""
 
 from __future__ import annotations
 
 import re
 import threading
+
+import pytest
 
 from engine.devcluster.cluster import DevCluster
 
@@ -24,6 +30,8 @@ from .simulated import (
     sim_fixture,
     unique,
 )
+
+pytestmark = pytest.mark.dev_only("see the module docstring")
 
 cluster = cluster_fixture()
 sim = sim_fixture()

@@ -46,12 +46,13 @@ def stage_after(pod: JsonDict, remaining: float) -> Stage:
 
 
 class PodController:
-    """Schedules pending pods onto fitting nodes and plays the kubelet for scheduled ones."""
+    """Schedules pending pods onto fitting nodes (unless a real scheduler does) and plays the kubelet for bound ones."""
 
     name = "pods"
 
-    def __init__(self, api: Api, runtime: ProcessRuntime | None = None) -> None:
+    def __init__(self, api: Api, *, schedule: bool = True, runtime: ProcessRuntime | None = None) -> None:
         self._api = api
+        self._scheduling = schedule  # False where a real kube-scheduler binds pods
         self._runtime = runtime  # runs the containers as processes; None: their lives are simulated
         self._uids: dict[Ref, str] = {}  # the pod each key last named, for the runtime to forget
         self._clock = Stopwatch()
@@ -91,7 +92,7 @@ class PodController:
         if (pod.get("status") or {}).get("phase") in TERMINAL:
             return None
         if not spec.get("nodeName"):
-            if spec.get("schedulerName", "default-scheduler") != "default-scheduler":
+            if not self._scheduling or spec.get("schedulerName", "default-scheduler") != "default-scheduler":
                 return None
             return self._schedule(pod)
         return self._run(pod)
