@@ -114,7 +114,7 @@ class DevCluster:
             runtime = simulators.process_runtime(self, *limits)
             self.runtime_problem = runtime.problem
             self.api.pod_logs = runtime.logs
-        self._stop_simulators = simulators.start(self, self.nodes, runtime)
+        self._stop_simulators = simulators.start(self, self.nodes, runtime=runtime)
 
     def stop(self) -> None:
         if self._stop_simulators is not None:

@@ -2,7 +2,10 @@
 run as local processes with their command, environment, working directory and volumes; the exit becomes the
 container's state and the pod's phase, the termination message file the termination message, the output
 `kubectl logs` (and `-f`); restartPolicy is honoured, a deleted pod's process group is killed, every process
-is bounded in time and output, and none outlives the cluster."""
+is bounded in time and output, and none outlives the cluster.
+
+Dev backend only: the process runtime is a feature of the dev cluster (the real API server would read pods' logs
+from a kubelet's HTTPS API, which the simulated kubelet does not serve)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from engine.devcluster.cluster import DevCluster
 from engine.simulators import Limits
 
 from .helpers import served_by_the_cli, wait_for
+
+pytestmark = pytest.mark.dev_only("see the module docstring")
 
 KUBECTL = str(Path(sys.executable).with_name("kubectl"))
 WAIT = 30.0
@@ -83,17 +88,27 @@ def kubectl(kubeconfig: str, *args: str) -> str:
     return done.stdout
 
 
-def followed_until(cluster: DevCluster, namespace: str, name: str, text: str) -> list[str]:
-    """The pod's log lines, followed as they are printed, up to the first holding `text`."""
+def following(cluster: DevCluster, namespace: str, name: str) -> Any:
+    """The pod's log, followed as it is printed (`kubectl logs -f`): a stream of lines that ends with the run."""
     phase_reached(cluster, namespace, name, "Running")
     url = f"{cluster.url}/api/v1/namespaces/{namespace}/pods/{name}/log?follow=true"
+    return urllib.request.urlopen(url, timeout=WAIT)
+
+
+def read_until(stream: Any, text: str) -> list[str]:
+    """Lines of a followed log up to the first holding `text`."""
     lines: list[str] = []
-    with urllib.request.urlopen(url, timeout=WAIT) as stream:
-        for raw in stream:
-            lines.append(raw.decode())
-            if text in lines[-1]:
-                return lines
-    raise AssertionError(f"the log of {name} ended without {text!r}: {lines}")
+    for raw in stream:
+        lines.append(raw.decode())
+        if text in lines[-1]:
+            return lines
+    raise AssertionError(f"the log ended without {text!r}: {lines}")
+
+
+def followed_until(cluster: DevCluster, namespace: str, name: str, text: str) -> list[str]:
+    """The pod's log lines, followed as they are printed, up to the first holding `text`."""
+    with following(cluster, namespace, name) as stream:
+        return read_until(stream, text)
 
 
 def processes_with(marker: str) -> list[int]:
@@ -289,12 +304,15 @@ def test_deleting_a_job_kills_its_pods_processes(cluster: DevCluster, kubeconfig
                                      query={"labelSelector": "batch.kubernetes.io/job-name=long"})
         return str(pods["items"][0]["metadata"]["name"]) if code == 200 and pods.get("items") else ""
 
-    followed_until(cluster, namespace, wait_for(cluster, job_pod, WAIT), "started")
-    assert processes_with(marker)
+    with following(cluster, namespace, wait_for(cluster, job_pod, WAIT)) as stream:
+        read_until(stream, "started")
+        assert processes_with(marker)
 
-    kubectl(kubeconfig, "delete", "job", "long", "-n", namespace, "--cascade=foreground", "--timeout=30s")
+        kubectl(kubeconfig, "delete", "job", "long", "-n", namespace, "--cascade=foreground", "--timeout=30s")
 
-    assert job_pod() == ""
+        assert job_pod() == ""
+        assert stream.read() == b""  # the run ended: its processes are gone (a pod deleted at once, without a
+        # grace period, loses its processes just after, as with a real kubelet)
     assert processes_with(marker) == []
 
 

@@ -1,5 +1,7 @@
 """The process runtime's pure parts: the environment and command line (envFrom, env, valueFrom, $(VAR)), the phase
-a pod's container states make, the log store, and the sandbox run as an unprivileged user."""
+a pod's container states make, the log store, and the sandbox run as an unprivileged user.
+
+Dev backend only: pure parts of the dev cluster's process runtime."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from engine.simulators.kubelet.logs import LogStore
 from engine.simulators.kubelet.podruns import ContainerState
 from engine.simulators.kubelet.podstatus import phase_of
 from engine.simulators.kubelet.processes import SANDBOX, UNSHARE, Exit
+
+pytestmark = pytest.mark.dev_only("see the module docstring")
 
 POD: dict[str, Any] = {"metadata": {"name": "web-0", "namespace": "shop", "uid": "u-1", "labels": {"app": "web"}},
                        "spec": {"nodeName": "node1"}, "status": {"podIP": "10.244.0.9"}}

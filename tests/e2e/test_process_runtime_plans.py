@@ -1,6 +1,8 @@
 """Plans on a dev cluster whose pods really run (`runtime="process"`): operators/ml-workflow's stages run their
 scripts in order, sharing the claim, and the evaluate stage's log shows the RMSE; a Pipe task stores what its pod
-wrote; a Job whose command the host lacks fails, and its step says why the pod failed (StartError)."""
+wrote; a Job whose command the host lacks fails, and its step says why the pod failed (StartError).
+
+Dev backend only: the process runtime is a feature of the dev cluster (see docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from workflow_harness import NODES, Workflow, steps
 
 from engine.kube import connect
 from engine.testing import LocalCluster
+
+pytestmark = pytest.mark.dev_only("see the module docstring")
 
 ROOT = Path(__file__).resolve().parents[2]
 ML_WORKFLOW = str(ROOT / "operators" / "ml-workflow")
