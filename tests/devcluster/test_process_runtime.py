@@ -395,6 +395,15 @@ def test_devcluster_help_says_no_image_is_pulled() -> None:
     assert "no image is pulled, the host's tools run" in " ".join(done.stdout.split())
 
 
+def test_the_process_runtime_is_for_the_dev_backend(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "engine.cli.main", "devcluster", "--backend", "real", "--runtime",
+                           "process", "--kubeconfig", str(tmp_path / "kc")], capture_output=True, text=True,
+                          timeout=WAIT, check=False)
+    assert done.returncode == 2
+    assert done.stderr == ("error: --runtime process is for the dev backend; the real API server would read pods' "
+                           "logs from a kubelet's HTTPS API, which the simulated kubelet does not serve\n")
+
+
 def test_the_process_runtime_needs_the_simulators(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "engine.cli.main", "devcluster", "--runtime", "process",
                            "--no-simulate", "--kubeconfig", str(tmp_path / "kc")], capture_output=True, text=True,
