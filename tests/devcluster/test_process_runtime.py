@@ -202,7 +202,7 @@ def test_a_missing_command_fails_the_pod_with_the_kubelets_reason(cluster: DevCl
 
     assert failed["status"]["phase"] == "Failed"
     ended = state_of(failed)["terminated"]
-    assert (ended["exitCode"], ended["reason"]) == (128, "StartError")
+    assert (ended["exitCode"], ended["reason"], ended["startedAt"]) == (128, "StartError", "1970-01-01T00:00:00Z")
     assert 'exec: "kplan-no-such-tool": executable file not found in $PATH' in ended["message"]
 
 

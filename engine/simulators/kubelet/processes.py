@@ -30,6 +30,7 @@ UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--")
 START_FAILED = 128
 KILLED = 137
 READ_SIZE = 65536
+NEVER_STARTED = "1970-01-01T00:00:00Z"
 
 
 @dataclass(frozen=True)
@@ -179,5 +180,6 @@ class Process:
 
     def _finish(self, code: int, reason: str, message: str) -> None:
         self.log.close()
-        self.exit = Exit(code, reason, message, self.started_at, timestamp())
+        started = NEVER_STARTED if reason == "StartError" else self.started_at  # as containerd reports it
+        self.exit = Exit(code, reason, message, started, timestamp())
         self._on_exit()
