@@ -94,6 +94,9 @@ def namespace(devcluster: Cluster) -> Iterator[str]:
     name = f"t-{uuid.uuid4().hex[:12]}"
     code, body = devcluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}})
     assert code == 201, body
+    if devcluster.backend == "real":  # pods are admitted once the ServiceAccount controller made `default`
+        wait_for(devcluster, lambda: devcluster.request(
+            "GET", f"/api/v1/namespaces/{name}/serviceaccounts/default")[0] == 200, 30)
     yield name
     devcluster.request("DELETE", f"/api/v1/namespaces/{name}")
 

@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import crds, scale, ssa, strategies, structural, validation
+from engine.apiserver import celrules, crds, quantities, scale, ssa, strategies, structural, validation
 from engine.apiserver.defaults import apply_builtin
 from engine.apiserver.objects import (
     JsonDict,
@@ -42,6 +42,7 @@ from engine.apiserver.status import (
     method_not_allowed,
     not_found,
 )
+from engine.quantity import QuantityError
 
 if TYPE_CHECKING:
     from engine.apiserver.api import Api
@@ -90,8 +91,9 @@ def check_type(rt: ResourceType, body: JsonDict) -> None:
     """The body's apiVersion and kind must name the URL's resource (missing ones default to it)."""
     api_version, kind = body.get("apiVersion"), body.get("kind")
     if api_version and api_version != rt.api_version:
-        raise bad_request(f"the API version in the data ({api_version}) does not match the expected API version "
-                          f"({rt.api_version})")
+        version = str(api_version).rpartition("/")[2]
+        raise bad_request(f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: no kind "{rt.kind}" '
+                          f'is registered for version "{api_version}" in scheme "pkg/runtime/scheme.go:111"')
     if kind and kind != rt.kind:
         raise bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
     body["apiVersion"], body["kind"] = rt.api_version, rt.kind
@@ -120,7 +122,8 @@ def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions) -> Non
     unknown = structural.prune(view, obj)
     if unknown and opts.validation == "Strict":
         listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-        raise bad_request(f"strict decoding error: {listed}")
+        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                          f"strict decoding error: {listed}")
     if opts.validation == "Warn":
         opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
 
@@ -208,14 +211,22 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
 
 
 def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict) -> None:
+    """Defaults, and the canonical form of the quantities of built-in kinds (a malformed one fails decoding)."""
     apply_builtin(rt.key, obj)
+    view = schema_view(api, rt)
+    if view is None:
+        return
     if rt.custom is not None:
-        view = schema_view(api, rt)
-        if view is not None:
-            structural.apply_defaults(view, obj)
+        structural.apply_defaults(view, obj)
+        return
+    try:
+        quantities.canonicalise(view, rt.group, obj)
+    except QuantityError as e:
+        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
 
 
-def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None) -> None:
+def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
+                warnings: list[str] | None = None) -> None:
     errors = validation.meta_errors(rt, new)
     if old is not None:
         errors += validation.finalizer_errors(new, old)
@@ -223,6 +234,7 @@ def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None)
         view = schema_view(api, rt)
         if view is not None:
             errors += structural.validate(view, new)
+        errors += celrules.errors_of(rt.custom.schema, new, old, errors, warnings)
     else:
         errors += validation.builtin_errors(rt, new)
         errors += crds.spec_errors(api, rt, new, old)
@@ -322,7 +334,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     strategies.prepare_for_update(rt, new, old, sub)
     crds.prepare_for_update(rt, new, old)
     apply_defaults(api, rt, new)
-    check_valid(api, rt, new, old)
+    check_valid(api, rt, new, old, opts.warnings)
     if strategies.spec_changed(rt, new, old):
         meta(new)["generation"] = int(meta(new).get("generation") or 0) + 1
     if not tracked:

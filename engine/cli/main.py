@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "run": "run",
     "template": "template",
     "package": "package",
+    "repo": "repo",
+    "search": "search",
     "devcluster": "devcluster",
     "manager": "manager",
     "test": "test",
@@ -45,7 +47,7 @@ def global_flags(default: object = None) -> argparse.ArgumentParser:
     flags.add_argument("--context", help="the kubeconfig context to use")
     flags.add_argument("-n", "--namespace", help="namespace of the Instance (default: the context's, else 'default')")
     flags.add_argument(
-        "-o", "--output", choices=("table", "yaml", "json", "dot", "mermaid", "text", "junit"),
+        "-o", "--output", choices=("table", "wide", "yaml", "json", "dot", "mermaid", "text", "junit"),
         help="output format (commands accept the ones that make sense for them)",
     )
     return flags

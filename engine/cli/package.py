@@ -1,4 +1,4 @@
-"""`kplan package new|verify|create|list`: authoring operator packages."""
+"""`kplan package new|verify|create|list|push`: authoring operator packages, and pushing them to OCI registries."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from engine import params
@@ -40,6 +41,13 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     show.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
     show.set_defaults(func=run_list)
 
+    push = sub.add_parser("push", help="push a package to an OCI registry as an artifact", parents=parents)
+    push.add_argument("package", metavar="PKG", help="package folder or .tgz")
+    push.add_argument("target", metavar="oci://HOST[:PORT]/REPO[:TAG]",
+                      help="where to push it (the tag defaults to the package's operatorVersion)")
+    push.add_argument("--plain-http", action="store_true", help="talk plain HTTP to the registry (no TLS)")
+    push.set_defaults(func=run_push)
+
 
 def run_new(args: argparse.Namespace) -> int:
     print(skeleton.create(args.name, args.dir))
@@ -65,6 +73,24 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def run_create(args: argparse.Namespace) -> int:
     print(archive.create(args.package, args.dir))
+    return 0
+
+
+def run_push(args: argparse.Namespace) -> int:
+    from engine.repo import fetching, oci, references
+
+    if not args.target.startswith("oci://"):
+        print(f"error: {args.target!r} is not an OCI reference: write oci://HOST[:PORT]/REPO[:TAG]", file=sys.stderr)
+        return 2
+    fetched = fetching.from_path(args.package)
+    data = Path(args.package).read_bytes() if Path(args.package).is_file() else archive.archive_bytes(fetched.pkg)
+    ref = references.parse_oci(args.target, default_tag=fetched.pkg.operator_version)
+    if ref.is_digest:
+        print("error: push to a tag, not a digest: the registry computes the digest", file=sys.stderr)
+        return 2
+    digest = oci.push(fetched.pkg, data, ref, plain_http=args.plain_http)
+    print(f"pushed {fetched.pkg.name} {fetched.pkg.operator_version} to {ref}")
+    print(f"digest: {digest}")
     return 0
 
 

@@ -12,27 +12,18 @@ from engine.errors import PermanentError
 from engine.model import Package, TaskKind
 from engine.package import loader
 from engine.planner import children
+from engine.repo import fetching
+from engine.repo.fetching import Fetched
 
-__all__ = ["Dependency", "dependencies", "is_bare_name", "load_package"]
+__all__ = ["Dependency", "Fetched", "dependencies", "is_reference", "load_package"]
 
-URL_SCHEMES = ("http://", "https://", "file://")
-
-
-def is_bare_name(source: str) -> bool:
-    """True for `redis` or `redis@0.3.0`: a name for a package repository, not a path or URL."""
-    if source.startswith(URL_SCHEMES) or Path(source).exists():
-        return False
-    return "/" not in source and "\\" not in source and not source.endswith((".tgz", ".tar.gz"))
+is_reference = fetching.is_reference
 
 
-def load_package(source: str) -> Package:
-    """The verified package at `source` (folder, .tgz or URL); a bare name is refused, repositories come later."""
-    if is_bare_name(source):
-        raise PermanentError(
-            f"package repositories are not configured, so {source!r} cannot be looked up: "
-            "give a package folder, a .tgz file or a URL"
-        )
-    return loader.load(source)
+def load_package(source: str, *, plain_http: bool = False, running: str | None = None) -> Fetched:
+    """The verified package `source` names (folder, .tgz, URL, repository package or oci:// artifact), with its
+    origin and digest; `running`: the version an upgrade starts from."""
+    return fetching.fetch(source, plain_http=plain_http, running=running)
 
 
 @dataclass(frozen=True)

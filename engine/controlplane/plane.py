@@ -30,15 +30,24 @@ from engine.controlplane.processes import Component, free_port
 
 __all__ = ["ControlPlane"]
 
-SERVICE_RANGE = "10.0.0.0/24"
+SERVICE_RANGE = "10.96.0.0/16"  # as the dev backend allocates
 START_TIMEOUT = 120.0  # seconds each component may take to become ready (2 cores, cold page cache)
 ADMIN = ("kplan-admin", ("system:masters",))
 QPS = ("--kube-api-qps=200", "--kube-api-burst=400")  # the controllers must not be what a benchmark measures
 
 
+# The controllers an API server needs for its own semantics (what the dev backend's API server does itself):
+# garbage collection, namespace deletion, and the default ServiceAccount and root CA of each namespace.
+API_CONTROLLERS = ("garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
+                   "root-ca-certificate-publisher-controller")
+
+
 class ControlPlane:
-    def __init__(self, *, port: int = 0, folder: Path | None = None) -> None:
+    """`workloads=False`: only API_CONTROLLERS and no scheduler, for tests of the API server itself."""
+
+    def __init__(self, *, port: int = 0, folder: Path | None = None, workloads: bool = True) -> None:
         self.binaries = binaries.locate()
+        self.workloads = workloads
         self.port = port
         self.url = ""
         self.components: dict[str, Component] = {}
@@ -71,7 +80,8 @@ class ControlPlane:
         etcd = self._start_etcd()
         self._start_apiserver(etcd)
         self._start_controller_manager()
-        self._start_scheduler()
+        if self.workloads:
+            self._start_scheduler()
 
     def stop(self) -> None:
         for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
@@ -131,7 +141,8 @@ class ControlPlane:
         config = self.kubeconfig_file("kcm", "system:kube-controller-manager")
         self._run(
             "kube-controller-manager", f"--kubeconfig={config}", "--bind-address=127.0.0.1", "--secure-port=0",
-            "--leader-elect=false", "--controllers=*", "--use-service-account-credentials=true",
+            "--leader-elect=false", f"--controllers={'*' if self.workloads else ','.join(API_CONTROLLERS)}",
+            "--use-service-account-credentials=true",
             f"--service-account-private-key-file={self.signer.key}", f"--root-ca-file={self.ca.cert}",
             f"--service-cluster-ip-range={SERVICE_RANGE}", *QPS, "--v=1",
         ).wait_until(lambda: self._exists("/api/v1/namespaces/default/serviceaccounts/default"), START_TIMEOUT,

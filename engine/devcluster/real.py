@@ -32,7 +32,7 @@ class RealCluster:
     token: str | None = None
 
     def __init__(self, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = ()) -> None:
-        self.plane = ControlPlane(port=port)
+        self.plane = ControlPlane(port=port, workloads=simulate)  # no simulators: the API server's tests
         self.simulate = simulate
         self.nodes = tuple(nodes)
         self.port = port

@@ -63,6 +63,27 @@ def wait_for(cluster: Cluster, predicate: Callable[[], T], timeout: float = 10.0
         unsubscribe()
 
 
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def create_crd(cluster: Cluster, crd: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+    """Create a CRD and return it once it is Established and its resource is served (a real API server takes a
+    moment for both; the dev cluster does both at once)."""
+    code, body = cluster.request("POST", CRDS, body=crd)
+    assert code == 201, body
+    spec = crd["spec"]
+    version = next(v["name"] for v in spec["versions"] if v.get("served", True))
+    collection = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
+
+    def served() -> dict[str, Any] | None:
+        found = cluster.request("GET", f"{CRDS}/{body['metadata']['name']}")[1]
+        conditions = {c["type"]: c["status"] for c in (found.get("status") or {}).get("conditions") or []}
+        return found if conditions.get("Established") == "True" and cluster.request(
+            "GET", collection)[0] == 200 else None
+
+    return wait_for(cluster, served, timeout)
+
+
 WIDGET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {

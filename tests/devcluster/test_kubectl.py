@@ -85,7 +85,7 @@ def test_get_nodes_shows_ready_nodes_with_their_version(kubectl: Kubectl) -> Non
     rows = table(kubectl.run("get", "nodes").stdout)
     assert rows[0] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     by_name = {row[0]: row for row in rows[1:]}
-    assert by_name["node1"][1] == "Ready" and by_name["node1"][4] == "v1.37.0"
+    assert by_name["node1"][1] == "Ready" and by_name["node1"][4] == "v1.37.2"
 
 
 def test_get_deployments_and_pods_print_their_real_columns(kubectl: Kubectl) -> None:

@@ -50,7 +50,7 @@ def test_configured_nodes_are_registered_ready_with_well_known_labels(sim: Sim) 
         status = node["status"]
         assert status["capacity"]["pods"] == status["allocatable"]["pods"] == "110"
         assert {a["type"] for a in status["addresses"]} == {"InternalIP", "Hostname"}
-        assert status["nodeInfo"]["kubeletVersion"] == "v1.37.0"
+        assert status["nodeInfo"]["kubeletVersion"] == "v1.37.2"
         assert ("kubelet", "status") in managers(node)
 
 

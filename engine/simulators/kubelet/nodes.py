@@ -18,7 +18,7 @@ MANAGER = "kubelet"
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_SECONDS = 40  # the kubelet's default nodeLeaseDurationSeconds
 RENEW_EVERY = 10.0  # seconds: a quarter of the lease duration, as the kubelet renews
-KUBELET_VERSION = "v1.37.0"
+KUBELET_VERSION = "v1.37.2"
 CAPACITY = {"cpu": "8", "ephemeral-storage": "102400Mi", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
             "memory": "32Gi", "pods": "110"}
 PRESSURES = (
