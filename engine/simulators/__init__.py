@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from engine.simulators.api import (
+    CONFIGMAP,
     DAEMONSET,
     DEPLOYMENT,
     JOB,
@@ -20,6 +21,7 @@ from engine.simulators.api import (
     PV,
     PVC,
     REPLICASET,
+    SECRET,
     STATEFULSET,
     Api,
     ClusterApi,
@@ -31,31 +33,52 @@ from engine.simulators.controllers.jobs import JobController
 from engine.simulators.controllers.replicasets import ReplicaSetController
 from engine.simulators.controllers.statefulsets import StatefulSetController
 from engine.simulators.kubelet.nodes import NodeController
+from engine.simulators.kubelet.podruns import Limits, ProcessRuntime, isolation_problem
 from engine.simulators.kubelet.pods import PodController
 from engine.simulators.provisioner.pvcs import ClaimController, VolumeController
 from engine.simulators.runtime import Controller, Simulation
+from engine.simulators.workqueue import Key
 
-__all__ = ["start"]
+__all__ = ["Limits", "ProcessRuntime", "isolation_problem", "process_runtime", "start"]
 
 WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB)
 KUBELET_WATCHED = (NODE, POD, PVC, PV)
 
 
-def start(cluster: ClusterApi, nodes: Sequence[str] = (), *, controllers: bool = True) -> Callable[[], None]:
+def process_runtime(cluster: ClusterApi, limits: Limits | None = None) -> ProcessRuntime:
+    """A runtime that runs pods' containers as local processes, reading ConfigMaps, Secrets and claims from
+    `cluster`; pass it to `start`, and serve pods/log from its `logs`."""
+    api = Api(cluster, Cache(()))
+    kinds = {"ConfigMap": CONFIGMAP, "Secret": SECRET, "PersistentVolumeClaim": PVC}
+    return ProcessRuntime(lambda kind, namespace, name: api.read(kinds[kind], namespace, name), limits or Limits())
+
+
+def start(cluster: ClusterApi, nodes: Sequence[str] = (), *, controllers: bool = True,
+          runtime: ProcessRuntime | None = None) -> Callable[[], None]:
     """Register `nodes`, start the simulators on the cluster, and return the function that stops them.
 
     `controllers=False` is for a real control plane: no scheduler, workload or Job controllers, volumes only
     provisioned (the real PV controller binds them), and node Leases renewed so the node lifecycle controller
-    keeps the nodes Ready.
+    keeps the nodes Ready. With a `runtime`, pods' containers really run (as local processes) instead of being
+    simulated; stopping the simulators then kills every process the runtime started.
     """
     cache = Cache(WATCHED if controllers else KUBELET_WATCHED)
     api = Api(cluster, cache)
     node_controller = NodeController(api, leases=not controllers)
     node_controller.register(nodes)
-    kubelet: list[Controller] = [node_controller, PodController(api, schedule=controllers)]
+    kubelet: list[Controller] = [node_controller, PodController(api, schedule=controllers, runtime=runtime)]
     volumes: list[Controller] = [ClaimController(api, bind=controllers), VolumeController(api, bind=controllers)]
     workloads: list[Controller] = [DeploymentController(api), ReplicaSetController(api), StatefulSetController(api),
                  DaemonSetController(api), JobController(api)] if controllers else []
     simulation = Simulation(cluster, api, cache, [*kubelet, *workloads, *volumes])
+    if runtime is not None:
+        runtime.notify = lambda namespace, name: simulation.queue.add(Key(PodController.name, namespace, name))
     simulation.start()
-    return simulation.stop
+    if runtime is None:
+        return simulation.stop
+
+    def stop() -> None:
+        simulation.stop()
+        runtime.close()
+
+    return stop

@@ -49,6 +49,8 @@ POD = Kind("v1", "Pod", "pods")
 PVC = Kind("v1", "PersistentVolumeClaim", "persistentvolumeclaims")
 PV = Kind("v1", "PersistentVolume", "persistentvolumes", namespaced=False)
 EVENT = Kind("v1", "Event", "events")
+CONFIGMAP = Kind("v1", "ConfigMap", "configmaps")
+SECRET = Kind("v1", "Secret", "secrets")
 DEPLOYMENT = Kind("apps/v1", "Deployment", "deployments")
 REPLICASET = Kind("apps/v1", "ReplicaSet", "replicasets")
 STATEFULSET = Kind("apps/v1", "StatefulSet", "statefulsets")
@@ -109,6 +111,13 @@ class Api:
 
     def get(self, kind: Kind, namespace: str, name: str) -> JsonDict | None:
         return self._cache.get(kind, namespace, name)
+
+    def read(self, kind: Kind, namespace: str, name: str) -> JsonDict | None:
+        """One object from the server (for kinds the cache does not hold); None when it does not exist."""
+        try:
+            return self._call("GET", kind.path(namespace, name))
+        except Gone:
+            return None
 
     def objects(self, kind: Kind, namespace: str | None = None) -> list[JsonDict]:
         return self._cache.objects(kind, namespace)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import os
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -187,3 +192,27 @@ def deployment(name: str, replicas: int = 1, image: str = "nginx:1.27") -> dict[
             "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels},
                                   "spec": {"containers": [{"name": "main", "image": image}]}}}}
+
+
+@contextlib.contextmanager
+def served_by_the_cli(tmp_path: Path, *flags: str) -> Iterator[int]:
+    """`kplan devcluster` in a subprocess: checks what it prints, yields its port, and expects exit 0 on SIGTERM.
+    The kubeconfig it writes is `tmp_path / "kc.yaml"`."""
+    kubeconfig = tmp_path / "kc.yaml"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli.main", "devcluster", *flags,
+                             "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        second = proc.stdout.readline()
+        assert first.startswith("dev cluster listening on http://127.0.0.1:")
+        assert second.strip() == f"export KUBECONFIG={kubeconfig}"
+        yield int(first.split()[-1].rsplit(":", 1)[1])
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -6,13 +6,8 @@ backend has its own tests in test_real_backend.py).
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +16,7 @@ import yaml
 
 from engine.devcluster.cluster import DevCluster
 
-from .helpers import configmap, http_call
+from .helpers import configmap, http_call, served_by_the_cli
 
 pytestmark = pytest.mark.dev_only("see the module docstring")
 
@@ -98,29 +93,6 @@ def test_stop_ends_open_watch_streams(own_cluster_factory: Callable[..., DevClus
 def test_in_process_watch_is_refused(own_cluster_factory: Callable[..., DevCluster]) -> None:
     code, body = own_cluster_factory().request("GET", "/api/v1/configmaps", query={"watch": "true"})
     assert code == 400 and "subscribe" in body["message"]
-
-
-@contextlib.contextmanager
-def served_by_the_cli(tmp_path: Path, *flags: str) -> Iterator[int]:
-    """`kplan devcluster` in a subprocess: checks what it prints, yields its port, and expects exit 0 on SIGTERM."""
-    kubeconfig = tmp_path / "kc.yaml"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli.main", "devcluster", *flags,
-                             "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        second = proc.stdout.readline()
-        assert first.startswith("dev cluster listening on http://127.0.0.1:")
-        assert second.strip() == f"export KUBECONFIG={kubeconfig}"
-        yield int(first.split()[-1].rsplit(":", 1)[1])
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_the_cli_serves_until_terminated(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """operators/ml-workflow on a dev cluster with two labelled nodes and an in-process manager: each stage's Job is
 created only once the previous one completed, on its node; a stage whose node label is missing holds the plan on
 that step, saying why, until `kubectl label node` adds it; the variables a stage writes reach the later stages
-when the rendered scripts run for real; and `make demo` (`python -m engine.demo`) runs to COMPLETE."""
+when the rendered scripts run for real; and `make demo` (`python -m engine.demo`) runs to COMPLETE, its pods run
+as processes, ending with the RMSE the last stage logged."""
 
 from __future__ import annotations
 
@@ -11,78 +12,26 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from workflow_harness import LABEL, NODES, WAIT, Workflow, steps
 
 from engine.cli.test import run_kplan
-from engine.kube import Kube, connect
-from engine.testing import LocalCluster, Node
+from engine.kube import connect
+from engine.testing import LocalCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = str(ROOT / "operators" / "ml-workflow")
-KUBECTL = str(Path(sys.executable).with_name("kubectl"))
-INSTANCE = ("kplan.dev/v1alpha1", "Instance")
 STAGES = ("process-data", "train-model", "evaluate-model")
 NODE_OF = {"process-data": "node1", "train-model": "node2", "evaluate-model": "node1"}
-WAIT = 30.0
-LABEL = "node.kplan.dev/name"
-
-
-@dataclass
-class Workflow:
-    local: LocalCluster
-    kube: Kube
-
-    @property
-    def kubeconfig(self) -> str:
-        return str(self.local.kubeconfig)
-
-    def namespace(self) -> str:
-        name = f"ml-{uuid.uuid4().hex[:8]}"
-        self.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        return name
-
-    def kplan(self, *args: str) -> str:
-        code, output = run_kplan([*args, "--kubeconfig", self.kubeconfig])
-        assert code == 0, output
-        return output
-
-    def kubectl(self, *args: str) -> str:
-        done = subprocess.run([KUBECTL, *args, "--kubeconfig", self.kubeconfig], capture_output=True, text=True,
-                              timeout=WAIT, check=False)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    def plan(self, namespace: str, predicate: Any) -> dict[str, Any]:
-        """The deploy plan's record once `predicate(record)` holds (watched, with a deadline)."""
-        def holds(instance: dict[str, Any] | None) -> bool:
-            return bool(predicate(deploy_record(instance)))
-
-        found = self.kube.wait_for(*INSTANCE, "ml", namespace, holds, WAIT, condition="the expected plan state")
-        return deploy_record(found)
-
-    def jobs(self, namespace: str) -> dict[str, dict[str, Any]]:
-        return {j["metadata"]["labels"]["workflow.kplan.dev/stage"]: j
-                for j in self.kube.list("batch/v1", "Job", namespace)}
-
-
-def deploy_record(instance: dict[str, Any] | None) -> dict[str, Any]:
-    return dict((((instance or {}).get("status") or {}).get("plans") or {}).get("deploy") or {})
-
-
-def steps(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {s["name"]: s for p in record.get("phases") or [] for s in p.get("steps") or []}
 
 
 @pytest.fixture(scope="module")
 def workflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workflow]:
-    nodes = [Node("node1", {LABEL: "node1"}), Node("node2", {LABEL: "node2"})]
-    with LocalCluster(nodes, tmp_path_factory.mktemp("ml")) as local, connect(str(local.kubeconfig)) as kube:
+    with LocalCluster(NODES, tmp_path_factory.mktemp("ml")) as local, connect(str(local.kubeconfig)) as kube:
         yield Workflow(local, kube)
 
 
@@ -209,3 +158,8 @@ def test_make_demo_runs_the_workflow_to_complete() -> None:
         ("ml-evaluate-model", "Complete"), ("ml-process-data", "Complete"), ("ml-train-model", "Complete")]
     train_pod = next(line.split() for line in out.splitlines() if line.startswith("ml-train-model-"))
     assert "node2" in train_pod
+    # the pods really ran (CI's host offers user and mount namespaces): the last stage's log shows the RMSE
+    assert "Its pods run as local processes (--runtime process)" in out
+    assert "$ kubectl logs ml-evaluate-model-1-" in out
+    last = out.rstrip().splitlines()[-1]
+    assert last.startswith("model /workflow/runs/1-") and 0 < float(last.rsplit("RMSE ", 1)[1]) < 1

@@ -8,7 +8,14 @@ from engine.simulators import events, placement, steering
 from engine.simulators.api import NODE, POD, Api, JsonDict, ref_of
 from engine.simulators.conditions import timestamp
 from engine.simulators.kubelet.nodes import internal_ip
-from engine.simulators.kubelet.podstatus import Placement, Stage, pod_status, unschedulable_status
+from engine.simulators.kubelet.podruns import ProcessRuntime, host_environment
+from engine.simulators.kubelet.podstatus import (
+    Placement,
+    Stage,
+    observed_status,
+    pod_status,
+    unschedulable_status,
+)
 from engine.simulators.runtime import EVERYTHING, Ref, Stopwatch
 
 SCHEDULER = "kube-scheduler"
@@ -16,7 +23,14 @@ KUBELET = "kubelet"
 PENDING = "*pending"  # resync marker: every Pending pod (a node appeared or changed)
 ORPHANS = "*orphans"  # resync marker: every pod bound to a node that is gone
 TERMINAL = ("Succeeded", "Failed")
+STOP_RECHECK = 0.5  # seconds between looks at a deleted pod whose processes are still stopping
 
+
+def grace_of(pod: JsonDict) -> float:
+    """Seconds the containers of a deleted pod get between SIGTERM and SIGKILL (what its deletion says)."""
+    meta, spec = pod["metadata"], pod.get("spec") or {}
+    value = meta.get("deletionGracePeriodSeconds", spec.get("terminationGracePeriodSeconds", 30))
+    return float(value) if isinstance(value, int | float) else 30.0
 
 
 def stage_after(pod: JsonDict, remaining: float) -> Stage:
@@ -36,9 +50,11 @@ class PodController:
 
     name = "pods"
 
-    def __init__(self, api: Api, *, schedule: bool = True) -> None:
+    def __init__(self, api: Api, *, schedule: bool = True, runtime: ProcessRuntime | None = None) -> None:
         self._api = api
         self._scheduling = schedule  # False where a real kube-scheduler binds pods
+        self._runtime = runtime  # runs the containers as processes; None: their lives are simulated
+        self._uids: dict[Ref, str] = {}  # the pod each key last named, for the runtime to forget
         self._clock = Stopwatch()
         self._allocated = 0  # pod IPs handed out so far
         self._unschedulable: dict[Ref, str] = {}  # last FailedScheduling message recorded per pod
@@ -62,7 +78,14 @@ class PodController:
         if pod is None:
             self._clock.forget((namespace, name))
             self._unschedulable.pop((namespace, name), None)
+            uid = self._uids.pop((namespace, name), None)
+            if uid is not None and self._runtime is not None:
+                self._runtime.forget(uid)
             return None
+        uid = str(pod["metadata"].get("uid") or "")
+        if self._runtime is not None and self._uids.setdefault((namespace, name), uid) != uid:
+            self._runtime.forget(self._uids[(namespace, name)])  # a pod of the same name replaced it
+            self._uids[(namespace, name)] = uid
         if pod["metadata"].get("deletionTimestamp"):
             return self._confirm_deletion(pod)
         spec = pod.get("spec") or {}
@@ -76,6 +99,9 @@ class PodController:
 
     def _confirm_deletion(self, pod: JsonDict) -> float | None:
         """The kubelet stops the containers and deletes the pod for good (grace period 0)."""
+        if self._runtime is not None and not self._runtime.stop(str(pod["metadata"].get("uid") or ""),
+                                                                 grace_of(pod)):
+            return STOP_RECHECK
         if pod["metadata"].get("deletionGracePeriodSeconds") != 0:
             namespace, name = ref_of(pod)
             self._api.delete(POD, namespace, name, grace_seconds=0, uid=str(pod["metadata"].get("uid") or ""))
@@ -107,12 +133,25 @@ class PodController:
             if (pod.get("status") or {}).get("startTime"):  # its node went away: the pod garbage collector
                 self._api.delete(POD, *ref_of(pod), grace_seconds=0, uid=str(pod["metadata"].get("uid") or ""))
             return None  # no kubelet on a node that does not exist (yet): the pod stays Pending
+        if self._runtime is not None:
+            return self._run_processes(pod, node)
         ref, uid = ref_of(pod), str(pod["metadata"].get("uid") or "")
         remaining = self._clock.remaining(ref, uid, steering.duration_of(pod))
         stage = stage_after(pod, remaining)
         when = Placement(internal_ip(node), self._pod_ip(pod), timestamp())
         self._api.write_status(POD, pod, pod_status(pod, stage, when), KUBELET)
         return remaining if remaining > 0 else None
+
+    def _run_processes(self, pod: JsonDict, node: JsonDict) -> float | None:
+        """The runtime's containers: started or restarted as needed, their states written as the pod's status."""
+        assert self._runtime is not None
+        when = Placement(internal_ip(node), self._pod_ip(pod), timestamp())
+        addresses = {"hostIP": when.node_ip, "hostIPs": [{"ip": when.node_ip}], "podIP": when.pod_ip,
+                     "podIPs": [{"ip": when.pod_ip}]}
+        placed = {**pod, "status": {**(pod.get("status") or {}), **addresses}}
+        seen = self._runtime.sync(placed, host_environment(pod))
+        self._api.write_status(POD, pod, observed_status(pod, seen.init, seen.main, when), KUBELET)
+        return seen.recheck
 
     def _pod_ip(self, pod: JsonDict) -> str:
         current = (pod.get("status") or {}).get("podIP")

@@ -9,6 +9,8 @@ from enum import StrEnum
 from typing import Any
 
 from engine.simulators import conditions, steering
+from engine.simulators.kubelet.podruns import ContainerState
+from engine.simulators.kubelet.processes import Exit
 
 JsonDict = dict[str, Any]
 POD_CONDITION = {"lastProbeTime": None}
@@ -171,4 +173,77 @@ def pod_status(pod: JsonDict, stage: Stage, when: Placement) -> JsonDict:
     if inits:
         fresh["initContainerStatuses"] = [init_status(pod, c, start) for c in inits]
     fresh["containerStatuses"] = [container_status(pod, c, stage, when, start) for c in containers]
+    return fresh
+
+
+# --- the status of a pod whose containers really run (the process runtime) -------------------------------------
+
+WAITING_FIRST = ("ContainerCreating", "PodInitializing", "CreateContainerConfigError", "CreateContainerError")
+
+
+def phase_of(policy: str, inits: Sequence[ContainerState], mains: Sequence[ContainerState]) -> str:
+    """The pod's phase from its containers' states, as the kubelet derives it."""
+    if policy == "Never" and any(i.terminated is not None and i.terminated.code != 0 for i in inits):
+        return "Failed"
+    if not all(i.succeeded for i in inits):
+        return "Pending"
+    if all(m.waiting is not None and m.waiting[0] in WAITING_FIRST and m.last is None for m in mains):
+        return "Pending"
+    ended = [m.terminated for m in mains]
+    if all(e is not None for e in ended):
+        return "Failed" if any(e is not None and e.code != 0 for e in ended) else "Succeeded"
+    return "Running"
+
+
+def exit_state(ended: Exit, cid: str) -> JsonDict:
+    state: JsonDict = {"exitCode": ended.code, "reason": ended.reason}
+    if ended.message:
+        state["message"] = ended.message
+    return {**state, "startedAt": ended.started_at, "finishedAt": ended.finished_at, "containerID": cid}
+
+
+def observed_container(pod: JsonDict, container: JsonDict, state: ContainerState) -> JsonDict:
+    """One entry of containerStatuses for a container of the process runtime."""
+    image, name = str(container.get("image") or ""), state.name
+    cid = container_id(f"{pod['metadata'].get('uid')}/{state.restarts}", name)
+    entry: JsonDict = {"name": name, "image": image_ref(image), "imageID": image_id(image), "containerID": cid,
+                       "ready": bool(state.running_since), "started": bool(state.running_since),
+                       "restartCount": state.restarts, "lastState": {}}
+    if state.last is not None:
+        entry["lastState"] = {"terminated": exit_state(state.last, cid)}
+    if state.running_since:
+        entry["state"] = {"running": {"startedAt": state.running_since}}
+    elif state.terminated is not None:
+        entry["state"] = {"terminated": exit_state(state.terminated, cid)}
+    else:
+        reason, message = state.waiting or ("ContainerCreating", "")
+        entry["state"] = {"waiting": {"reason": reason, **({"message": message} if message else {})}}
+        if state.last is None:
+            del entry["containerID"]
+    return entry
+
+
+def observed_status(pod: JsonDict, inits: Sequence[ContainerState], mains: Sequence[ContainerState],
+                    when: Placement) -> JsonDict:
+    """The whole status of a pod whose containers run as processes."""
+    status, spec = dict(pod.get("status") or {}), pod.get("spec") or {}
+    phase = phase_of(str(spec.get("restartPolicy") or "Always"), inits, mains)
+    ready = phase == "Running" and all(m.running_since for m in mains)
+    stage = {"Succeeded": Stage.SUCCEEDED, "Failed": Stage.FAILED}.get(phase, Stage.READY if ready else Stage.STARTING)
+    declared = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    specs = {str(c.get("name")): c for c in declared}
+    fresh: JsonDict = {
+        "observedGeneration": pod["metadata"].get("generation", 1), "phase": phase,
+        "conditions": pod_conditions(status, stage, [m.name for m in mains], when.now),
+        "hostIP": when.node_ip, "hostIPs": [{"ip": when.node_ip}],
+        "podIP": when.pod_ip, "podIPs": [{"ip": when.pod_ip}],
+        "startTime": str(status.get("startTime") or when.now), "qosClass": status.get("qosClass", "BestEffort"),
+    }
+    deadline = next((m.terminated for m in mains if m.terminated and m.terminated.reason == "DeadlineExceeded"), None)
+    if phase == "Failed" and deadline is not None:
+        fresh.update(reason="DeadlineExceeded", message=f"Pod was active on the node longer than the process "
+                                                        f"runtime allows: {deadline.message}")
+    if inits:
+        fresh["initContainerStatuses"] = [observed_container(pod, specs.get(i.name, {}), i) for i in inits]
+    fresh["containerStatuses"] = [observed_container(pod, specs.get(m.name, {}), m) for m in mains]
     return fresh

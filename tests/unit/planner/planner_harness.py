@@ -235,3 +235,21 @@ def steps_applied(decision: Decision) -> list[str]:
 
 def step_statuses(status: Mapping[str, Any], plan_name: str = "deploy") -> dict[str, str]:
     return {s["name"]: s["status"] for ph in status["plans"][plan_name]["phases"] for s in ph["steps"]}
+
+
+def job_driver(name: str, status: Mapping[str, Any]) -> Driver:
+    """A plan of one step applying Job `name`; the Job applied, with uid `job-uid` and `status`."""
+    pkg = package({"job.yaml": job(name)}, [apply_task(name, "job.yaml")], [plan("deploy", phase("main", step(name)))])
+    driver = Driver(pkg, instance())
+    driver.step()
+    live = driver.cluster.objects[job_ref(name)]
+    live["metadata"]["uid"] = "job-uid"
+    live["status"] = dict(status)
+    return driver
+
+
+def job_pod(name: str, owner_uid: str, status: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod controlled by the Job `train` of uid `owner_uid`."""
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": owner_uid, "controller": True}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "shop", "ownerReferences": [owner]}, "status": dict(status)}

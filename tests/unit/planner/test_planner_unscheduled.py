@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-from planner_harness import Cluster, Driver, apply_task, instance, job, job_ref, package, phase, plan, step
+from planner_harness import Cluster, Driver, job_driver, job_pod
 
 from engine.planner import Ref
 
 
 def waiting_job_cluster() -> tuple[Driver, Cluster]:
-    pkg = package({"job.yaml": job("train")}, [apply_task("train", "job.yaml")],
-                  [plan("deploy", phase("main", step("train")))])
-    driver = Driver(pkg, instance())
-    driver.step()
-    live = driver.cluster.objects[job_ref("train")]
-    live["metadata"]["uid"] = "job-uid"
-    live["status"] = {"active": 1}
+    driver = job_driver("train", {"active": 1})
     return driver, driver.cluster
 
 
 def pod(name: str, owner_uid: str, conditions: list[dict[str, str]]) -> dict[str, object]:
-    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": owner_uid, "controller": True}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "shop", "ownerReferences": [owner]},
-            "status": {"phase": "Pending", "conditions": conditions}}
+    return job_pod(name, owner_uid, {"phase": "Pending", "conditions": conditions})
 
 
 UNSCHEDULABLE = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
