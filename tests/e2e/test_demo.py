@@ -1,5 +1,9 @@
-"""`python -m engine.demo` (what `make demo` runs) takes the ML workflow to COMPLETE on each backend; on the real
-one its Jobs are completed by the real Job controller, and kubectl shows them Complete."""
+"""`python -m engine.demo --backend real` takes the ML workflow to COMPLETE on the real control plane, its Jobs
+completed by the real Job controller, and kubectl shows them Complete.
+
+Real backend only: `make demo` on the dev backend is test_make_demo_runs_the_workflow_to_complete (in
+test_operators_ml_workflow.py), which also checks what the dev backend's process runtime prints.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 TIMEOUT = 300
+
+pytestmark = pytest.mark.real_only("the dev backend's demo has its own test (see the module docstring)")
 
 
 def test_the_demo_runs_the_ml_workflow_to_complete(backend: str) -> None:

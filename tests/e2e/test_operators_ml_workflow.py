@@ -140,7 +140,9 @@ def test_variables_a_stage_writes_reach_the_later_stages_when_the_scripts_run(tm
     assert configs["train-model"]["data"]["environment.env"] == "GREETING='hello world'\nSAMPLES=40\n"
 
 
-def test_make_demo_runs_the_workflow_to_complete() -> None:
+@pytest.mark.dev_only("the process runtime that makes the demo's pods really run exists on the dev backend only; "
+                      "test_demo.py runs the demo on the real one")
+def test_make_demo_runs_the_workflow_to_complete(backend: str) -> None:
     done = subprocess.run([sys.executable, "-m", "engine.demo"], capture_output=True, text=True, timeout=120,
                           cwd=ROOT, check=False)
 
