@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import crds
+from engine.apiserver import crds, protobuf
 from engine.apiserver.objects import (
     JsonDict,
     copy_json,
@@ -53,7 +53,9 @@ class DeleteOptions:
 def delete_options(req: ApiRequest) -> DeleteOptions:
     """Options from the DeleteOptions body and the query (the query wins)."""
     body: dict[str, Any] = {}
-    if req.body.strip():
+    if req.body.strip() and req.content_type == protobuf.MEDIA_TYPE:
+        body = req.object_body()
+    elif req.body.strip():
         try:
             decoded = json.loads(req.body)
         except ValueError as e:

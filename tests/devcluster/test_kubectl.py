@@ -174,3 +174,22 @@ def test_rollout_status_follows_a_new_template(kubectl: Kubectl) -> None:
     assert 'deployment "roll" successfully rolled out' in done.stdout
     history = kubectl.run("rollout", "history", "deployment/roll").stdout
     assert re.search(r"^1\s", history, re.M) and re.search(r"^2\s", history, re.M)
+
+
+def test_create_generators_send_protobuf_bodies_that_the_cluster_stores(kubectl: Kubectl) -> None:
+    namespace = f"n-{uuid.uuid4().hex[:8]}"
+    assert kubectl.run("create", "namespace", namespace).stdout.strip() == f"namespace/{namespace} created"
+    kubectl.run("create", "configmap", "settings", "--from-literal=a=b")
+    kubectl.run("create", "secret", "generic", "creds", "--from-literal=password=hunter2")
+    kubectl.run("create", "deployment", "idle", "--image=nginx", "--replicas=0", "--port=80")
+    kubectl.run("create", "job", "once", "--image=busybox", "--", "echo", "hi")
+    assert kubectl.json("namespace", namespace)["status"]["phase"] == "Active"
+    assert kubectl.json("configmap", "settings")["data"] == {"a": "b"}
+    assert kubectl.json("secret", "creds")["data"] == {"password": "aHVudGVyMg=="}
+    idle = kubectl.json("deployment", "idle")
+    assert idle["spec"]["replicas"] == 0
+    assert idle["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    assert kubectl.json("job", "once")["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+    managers = {e["manager"] for e in kubectl.json("configmap", "settings")["metadata"]["managedFields"]}
+    assert managers == {"kubectl-create"}
+    kubectl.run("delete", "namespace", namespace, "--wait=false")
