@@ -132,6 +132,18 @@ def replicaset(obj: JsonDict) -> None:
     pod_template(spec)
 
 
+def replication_controller(obj: JsonDict) -> None:
+    """The selector and the labels default to the template's labels (k8s.io/kubernetes core/v1 defaults)."""
+    spec = _child(obj, "spec")
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if labels and not spec.get("selector"):
+        spec["selector"] = dict(labels)
+    if labels and not (obj.get("metadata") or {}).get("labels"):
+        _child(obj, "metadata")["labels"] = dict(labels)
+    _set(spec, "replicas", 1)
+    pod_template(spec)
+
+
 def job_spec(spec: Spec) -> None:
     _set(spec, "parallelism", 1)
     if spec.get("completions") is None and spec.get("parallelism") == 1:
@@ -217,6 +229,7 @@ BY_KEY: dict[str, Callable[[JsonDict], None]] = {
     "/persistentvolumeclaims": pvc,
     "/persistentvolumes": pv,
     "/endpoints": endpoints,
+    "/replicationcontrollers": replication_controller,
     "apps/deployments": deployment,
     "apps/statefulsets": statefulset,
     "apps/daemonsets": daemonset,

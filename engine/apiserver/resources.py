@@ -108,6 +108,8 @@ BUILTIN: tuple[ResourceType, ...] = (
     _builtin("", "v1", "persistentvolumes", "PersistentVolume", False, short=["pv"], status=True),
     _builtin("", "v1", "nodes", "Node", False, short=["no"], status=True),
     _builtin("", "v1", "endpoints", "Endpoints", short=["ep"]),
+    _builtin("", "v1", "replicationcontrollers", "ReplicationController", short=["rc"], all_=True, status=True,
+             scale=True, generation=True),
     _builtin("apps", "v1", "deployments", "Deployment", short=["deploy"], all_=True, status=True, scale=True,
              generation=True),
     _builtin("apps", "v1", "statefulsets", "StatefulSet", short=["sts"], all_=True, status=True, scale=True,
@@ -128,11 +130,12 @@ BUILTIN: tuple[ResourceType, ...] = (
     _builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
              short=["crd", "crds"], status=True, generation=True),
     _builtin("events.k8s.io", "v1", "events", "Event", short=["ev"]),
+    _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, status=True),
 )
 
 # Order of the built-in groups in /apis, as the real server lists them.
-BUILTIN_GROUP_ORDER = ("", "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io",
-                       "apiextensions.k8s.io", "coordination.k8s.io")
+BUILTIN_GROUP_ORDER = ("", "apiregistration.k8s.io", "apps", "events.k8s.io", "batch", "policy",
+                       "rbac.authorization.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io")
 
 VERSION_PRIORITY = ("v1", "v1beta2", "v1beta1", "v1alpha1")
 

@@ -111,6 +111,24 @@ def _workload_extras(template: Sequence[str]) -> list[Column]:
 POD_TEMPLATE = ("spec", "template", "spec")
 
 
+def _rc_selector(obj: JsonDict, _now: datetime.datetime) -> str:
+    labels = get_path(obj, ["spec", "selector"])
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) if isinstance(labels, dict) else ""
+
+
+def _apiservice_service(obj: JsonDict, _now: datetime.datetime) -> str:
+    service = get_path(obj, ["spec", "service"])
+    return f"{service.get('namespace')}/{service.get('name')}" if isinstance(service, dict) else "Local"
+
+
+def _apiservice_available(obj: JsonDict, _now: datetime.datetime) -> str:
+    for condition in get_path(obj, ["status", "conditions"]) or []:
+        if isinstance(condition, dict) and condition.get("type") == "Available":
+            status = str(condition.get("status"))
+            return status if status == "True" else f"{status} ({condition.get('reason')})"
+    return "Unknown"
+
+
 def _pod_ready(obj: JsonDict, _now: datetime.datetime) -> str:
     statuses = get_path(obj, ["status", "containerStatuses"]) or []
     ready = sum(1 for s in statuses if isinstance(s, dict) and s.get("ready"))
@@ -246,6 +264,14 @@ COLUMNS: dict[str, list[Column]] = {
                          Column("Current", "integer", _path("status", "replicas", default=0)),
                          Column("Ready", "integer", _path("status", "readyReplicas", default=0)), AGE,
                          *_workload_extras(POD_TEMPLATE)],
+    "/replicationcontrollers": [NAME, Column("Desired", "integer", _path("spec", "replicas", default=0)),
+                                Column("Current", "integer", _path("status", "replicas", default=0)),
+                                Column("Ready", "integer", _path("status", "readyReplicas", default=0)), AGE,
+                                *_workload_extras(POD_TEMPLATE)[:2],
+                                Column("Selector", "string", _rc_selector, priority=1,
+                                       description="Label selector for pods.")],
+    "apiregistration.k8s.io/apiservices": [NAME, Column("Service", "string", _apiservice_service),
+                                           Column("Available", "string", _apiservice_available), AGE],
     "apps/statefulsets": [NAME, Column("Ready", "string", _ratio(["status", "readyReplicas"], ["spec", "replicas"])),
                           AGE, *_workload_extras(POD_TEMPLATE)[:2]],
     "apps/daemonsets": [NAME, Column("Desired", "integer", _path("status", "desiredNumberScheduled", default=0)),

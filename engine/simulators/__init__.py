@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from engine.simulators.api import (
+    CONFIGMAP,
     DAEMONSET,
     DEPLOYMENT,
     JOB,
+    NAMESPACE,
     NODE,
     POD,
     PV,
     PVC,
     REPLICASET,
+    REPLICATIONCONTROLLER,
+    SERVICEACCOUNT,
     STATEFULSET,
     Api,
     ClusterApi,
@@ -28,6 +32,7 @@ from engine.simulators.cache import Cache
 from engine.simulators.controllers.daemonsets import DaemonSetController
 from engine.simulators.controllers.deployments import DeploymentController
 from engine.simulators.controllers.jobs import JobController
+from engine.simulators.controllers.namespaces import NamespaceContentsController
 from engine.simulators.controllers.replicasets import ReplicaSetController
 from engine.simulators.controllers.statefulsets import StatefulSetController
 from engine.simulators.kubelet.nodes import NodeController
@@ -37,7 +42,8 @@ from engine.simulators.runtime import Controller, Simulation
 
 __all__ = ["start"]
 
-WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB)
+WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB, REPLICATIONCONTROLLER, NAMESPACE,
+           SERVICEACCOUNT, CONFIGMAP)
 KUBELET_WATCHED = (NODE, POD, PVC, PV)
 
 
@@ -55,7 +61,9 @@ def start(cluster: ClusterApi, nodes: Sequence[str] = (), *, controllers: bool =
     kubelet: list[Controller] = [node_controller, PodController(api, schedule=controllers)]
     volumes: list[Controller] = [ClaimController(api, bind=controllers), VolumeController(api, bind=controllers)]
     workloads: list[Controller] = [DeploymentController(api), ReplicaSetController(api), StatefulSetController(api),
-                 DaemonSetController(api), JobController(api)] if controllers else []
+                                   DaemonSetController(api), JobController(api),
+                                   ReplicaSetController(api, REPLICATIONCONTROLLER),
+                                   NamespaceContentsController(api)] if controllers else []
     simulation = Simulation(cluster, api, cache, [*kubelet, *workloads, *volumes])
     simulation.start()
     return simulation.stop
