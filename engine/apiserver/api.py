@@ -6,7 +6,7 @@ import hmac
 import logging
 import time
 
-from engine.apiserver import crds, deletion, discovery, patching, reads, routing, watch, writes
+from engine.apiserver import crds, deletion, discovery, logs, patching, reads, routing, watch, writes
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
 from engine.apiserver.requests import ApiRequest, ApiResponse
@@ -46,6 +46,7 @@ class Api:
         self.max_watch_seconds = 1800.0
         self.bookmark_seconds = 60.0
         self.server_address = "127.0.0.1"
+        self.logs: logs.LogSource = logs.SilentContainers()  # where `kubectl logs` reads containers' output
         self.store.on_commit.append(lambda event: crds.on_commit(self, event))
 
     def type_of(self, rt: ResourceType) -> TypeNode:
@@ -77,6 +78,10 @@ class Api:
         verb = verb_of(req, target)
         if not req.in_process:
             self._inject_faults(verb)
+        if target.subresource == "log":
+            if verb != "get":
+                raise method_not_allowed()
+            return logs.get_log(self, target, req)
         if verb not in target.rt.verbs and not (target.subresource and verb in ("get", "update", "patch")):
             raise method_not_allowed()
         if verb == "watch" and req.in_process:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from engine.apiserver import jsonpath
@@ -222,14 +222,61 @@ def _node_roles(obj: JsonDict, _now: datetime.datetime) -> str:
     return ",".join(roles) or "<none>"
 
 
+def core_event(obj: JsonDict) -> JsonDict:
+    """An events.k8s.io/v1 Event under the core/v1 names the printer reads (the real server converts it alike)."""
+    if obj.get("apiVersion") != "events.k8s.io/v1" and "regarding" not in obj and "note" not in obj:
+        return obj
+    return {**obj, "involvedObject": obj.get("regarding") or {}, "message": obj.get("note") or "",
+            "source": obj.get("deprecatedSource") or {}, "firstTimestamp": obj.get("deprecatedFirstTimestamp"),
+            "lastTimestamp": obj.get("deprecatedLastTimestamp"), "count": obj.get("deprecatedCount"),
+            "reportingComponent": obj.get("reportingController") or ""}
+
+
 def _event_object(obj: JsonDict, _now: datetime.datetime) -> str:
-    involved = obj.get("involvedObject") or obj.get("regarding") or {}
-    return f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
+    involved = obj.get("involvedObject") or {}
+    kind = str(involved.get("kind") or "").lower()
+    return f"{kind}/{involved['name']}" if involved.get("name") else kind
+
+
+def _first_seen(obj: JsonDict, now: datetime.datetime) -> str:
+    return since(obj.get("firstTimestamp") or obj.get("eventTime"), now)
 
 
 def _last_seen(obj: JsonDict, now: datetime.datetime) -> str:
-    stamp = obj.get("lastTimestamp") or obj.get("eventTime") or get_path(obj, ["metadata", "creationTimestamp"])
-    return since(stamp, now)
+    series = obj.get("series") or {}
+    if series:
+        return since(series.get("lastObservedTime"), now)
+    return since(obj["lastTimestamp"], now) if obj.get("lastTimestamp") else _first_seen(obj, now)
+
+
+def _event_count(obj: JsonDict, _now: datetime.datetime) -> int:
+    series = obj.get("series") or {}
+    return int(series.get("count") or 0) if series else int(obj.get("count") or 1)
+
+
+def _event_source(obj: JsonDict, _now: datetime.datetime) -> str:
+    source = obj.get("source") or {}
+    component = source.get("component") or obj.get("reportingComponent") or ""
+    instance = source.get("host") or obj.get("reportingInstance") or ""
+    return f"{component}, {instance}" if component and instance else str(component)
+
+
+def _as_core_event(column: Column) -> Column:
+    cell = column.cell
+    return replace(column, cell=lambda obj, now: cell(core_event(obj), now))
+
+
+# The event printer of kubernetes/pkg/printers/internalversion (the server fills every column; kubectl shows
+# those of priority 1 with -o wide).
+EVENT_COLUMNS = [
+    Column("Last Seen", "string", _last_seen), Column("Type", "string", _path("type", default="")),
+    Column("Reason", "string", _path("reason", default="")), Column("Object", "string", _event_object),
+    Column("Subobject", "string", _path("involvedObject", "fieldPath", default=""), priority=1),
+    Column("Source", "string", _event_source, priority=1),
+    Column("Message", "string", lambda o, _n: str(o.get("message") or "").strip()),
+    Column("First Seen", "string", _first_seen, priority=1), Column("Count", "string", _event_count, priority=1),
+    Column("Name", "string", _path("metadata", "name", default=""), priority=1),
+]
 
 
 def _lease_holder(obj: JsonDict, _now: datetime.datetime) -> Any:
@@ -310,14 +357,8 @@ COLUMNS: dict[str, list[Column]] = {
     "/namespaces": [NAME, Column("Status", "string", _namespace_status), AGE],
     "/nodes": [NAME, Column("Status", "string", _node_status), Column("Roles", "string", _node_roles), AGE,
                Column("Version", "string", _path("status", "nodeInfo", "kubeletVersion", default=""))],
-    "/events": [Column("Last Seen", "string", _last_seen), Column("Type", "string", _path("type", default="")),
-                Column("Reason", "string", _path("reason", default="")), Column("Object", "string", _event_object),
-                Column("Message", "string", _path("message", default=""))],
-    "events.k8s.io/events": [Column("Last Seen", "string", _last_seen),
-                             Column("Type", "string", _path("type", default="")),
-                             Column("Reason", "string", _path("reason", default="")),
-                             Column("Object", "string", _event_object),
-                             Column("Message", "string", _path("note", default=""))],
+    "/events": EVENT_COLUMNS,
+    "events.k8s.io/events": [_as_core_event(c) for c in EVENT_COLUMNS],
     "/persistentvolumeclaims": [NAME, Column("Status", "string", _path("status", "phase", default="")),
                                 Column("Volume", "string", _path("spec", "volumeName", default="")),
                                 Column("Capacity", "string", _path("status", "capacity", "storage", default="")),

@@ -193,3 +193,60 @@ def test_create_generators_send_protobuf_bodies_that_the_cluster_stores(kubectl:
     managers = {e["manager"] for e in kubectl.json("configmap", "settings")["metadata"]["managedFields"]}
     assert managers == {"kubectl-create"}
     kubectl.run("delete", "namespace", namespace, "--wait=false")
+
+
+def test_logs_of_a_simulated_pod_are_empty_and_refusals_are_the_kubelets(kubectl: Kubectl) -> None:
+    kubectl.apply(pod("quiet"))
+    kubectl.apply(pod("nowhere", node_selector={"kplan.dev/no-such-node": "x"}))
+    kubectl.run("wait", "--for=condition=Ready", "pod/quiet", "--timeout=30s")
+    assert kubectl.run("logs", "quiet").stdout == ""
+    assert kubectl.run("logs", "quiet", "--tail=5", "--timestamps", "--since=1h").stdout == ""
+    previous = kubectl.run("logs", "quiet", "--previous", check=False)
+    assert previous.returncode != 0
+    assert 'previous terminated container "main" in pod "quiet" not found' in previous.stderr
+    assert kubectl.run("logs", "nowhere").stdout == ""  # not scheduled yet: an empty log, as on a real server
+
+
+def test_logs_follow_ends_when_the_container_ends(kubectl: Kubectl) -> None:
+    kubectl.apply(job("brief", notes={DURATION: "1s"}))
+    followed = kubectl.run("logs", "-f", "job/brief", "--pod-running-timeout=30s")
+    assert followed.stdout == ""
+    assert kubectl.json("job", "brief")["status"].get("succeeded") == 1
+
+
+def test_get_events_shows_what_the_controllers_did_with_kubectls_columns(kubectl: Kubectl) -> None:
+    kubectl.apply(deployment("noted", 1))
+    kubectl.run("rollout", "status", "deployment/noted", "--timeout=30s")
+    rows = table(kubectl.run("get", "events").stdout)
+    assert rows[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    reasons = {(row[2], row[3].split("/")[0]) for row in rows[1:]}
+    assert {("ScalingReplicaSet", "deployment"), ("SuccessfulCreate", "replicaset"), ("Scheduled", "pod")} <= reasons
+    wide = table(kubectl.run("get", "events", "-o", "wide").stdout)
+    assert wide[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST SEEN",
+                       "COUNT", "NAME"]
+    scaling = next(row for row in wide[1:] if row[2] == "ScalingReplicaSet")
+    assert scaling[4] == "deployment-controller" and scaling[-2] == "1"  # no SUBOBJECT: the cell is blank
+    events = json.loads(kubectl.run("get", "events", "-o", "json").stdout)["items"]
+    stamps = [e["lastTimestamp"] for e in json.loads(kubectl.run(
+        "get", "events", "--sort-by=.lastTimestamp", "-o", "json").stdout)["items"]]
+    assert stamps == sorted(stamps) and len(stamps) == len(events)
+    listed = table(kubectl.run("events", "--for", "deployment/noted").stdout)
+    assert listed[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert [row[2] for row in listed[1:]] == ["ScalingReplicaSet"]
+
+
+def test_explain_describes_kplans_custom_resources_from_their_crds(kubectl: Kubectl) -> None:
+    crds = Path(__file__).resolve().parents[2] / "crds"
+    kubectl.run("apply", "--server-side", "-f", str(crds))
+    for name in ("instances", "operatorversions"):
+        kubectl.run("wait", "--for=condition=Established", f"crd/{name}.kplan.dev", "--timeout=30s")
+    top = kubectl.run("explain", "instances").stdout
+    assert "GROUP:      kplan.dev" in top and "KIND:       Instance" in top and "VERSION:    v1alpha1" in top
+    assert "Servers should convert recognized schemas to the latest internal value" in top  # TypeMeta's own doc
+    assert re.search(r"metadata\t<ObjectMeta>", top) and re.search(r"spec\t<Object>", top)
+    spec = kubectl.run("explain", "instances.spec").stdout
+    assert re.search(r"operatorVersion\t<Object> -required-", spec)
+    files = kubectl.run("explain", "operatorversions.spec.files").stdout
+    assert "FIELD: files <map[string]string>" in files
+    name = kubectl.run("explain", "instances.metadata.name").stdout
+    assert "Name must be unique within a namespace" in name

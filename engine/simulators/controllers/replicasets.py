@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from engine.simulators import events
 from engine.simulators.api import POD, REPLICASET, Api, JsonDict, Kind, ref_of
 from engine.simulators.controllers.podsets import (
     availability,
@@ -32,6 +33,7 @@ class ReplicaSetController:
         self._api = api
         self._kind = kind
         self.name = kind.plural
+        self._component = "replicaset-controller" if kind == REPLICASET else "replication-controller"
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
         return keys_for(obj, self._kind, POD)
@@ -47,9 +49,14 @@ class ReplicaSetController:
         wanted = desired_replicas(rs)
         for _ in range(wanted - len(pods)):
             pods.append(self._api.create(POD, new_pod(self._kind, rs, generate_name=f"{name}-"), MANAGER))
+            self._record(rs, "SuccessfulCreate", f"Created pod: {pods[-1]['metadata']['name']}")
         for pod in removal_order(pods)[:max(0, len(pods) - wanted)]:
             self._api.delete(POD, namespace, pod["metadata"]["name"], uid=pod["metadata"]["uid"])
             pods.remove(pod)
+            self._record(rs, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
         available, wait = availability(pods, min_ready_of(rs))
         self._api.write_status(self._kind, rs, replicaset_status(rs, pods, available), MANAGER)
         return wait
+
+    def _record(self, owner: JsonDict, reason: str, message: str) -> None:
+        events.record(self._api, owner, events.NORMAL, reason, message, self._component)
