@@ -6,10 +6,10 @@ import hmac
 import logging
 import time
 
-from engine.apiserver import crds, deletion, discovery, logs, patching, reads, routing, watch, writes
+from engine.apiserver import crds, deletion, discovery, logs, patching, protobuf, reads, routing, watch, writes
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
-from engine.apiserver.requests import ApiRequest, ApiResponse
+from engine.apiserver.requests import ApiRequest, ApiResponse, unsupported_media_type
 from engine.apiserver.resources import Registry, ResourceType
 from engine.apiserver.schema import Schemas, TypeNode
 from engine.apiserver.status import ApiError, bad_request, internal_error, method_not_allowed, not_served, unauthorized
@@ -78,6 +78,8 @@ class Api:
         verb = verb_of(req, target)
         if not req.in_process:
             self._inject_faults(verb)
+        if req.body and req.content_type == protobuf.MEDIA_TYPE and target.rt.is_custom:
+            raise unsupported_media_type(protobuf_too=False)  # custom resources have no protobuf messages
         if target.subresource == "log":
             if verb != "get":
                 raise method_not_allowed()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from dataclasses import dataclass
@@ -135,12 +136,16 @@ def delete_object(api: Api, rt: ResourceType, old: JsonDict, opts: DeleteOptions
 
 
 def _check_preconditions(rt: ResourceType, old: JsonDict, opts: DeleteOptions) -> None:
+    """rest.BeforeDelete: a Conflict that names the kind (not the resource), as the real server words it."""
+    by_kind = dataclasses.replace(rt, plural=rt.kind)
     if opts.uid and opts.uid != uid_of(old):
-        raise conflict(rt, name_of(old), f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: "
-                                         f"{uid_of(old)}")
+        raise conflict(by_kind, name_of(old), f"the UID in the precondition ({opts.uid}) does not match the UID in "
+                                              f"record ({uid_of(old)}). The object might have been deleted and then "
+                                              "recreated")
     if opts.rv and opts.rv != rv_of(old):
-        raise conflict(rt, name_of(old), f"Precondition failed: ResourceVersion in precondition: {opts.rv}, "
-                                         f"ResourceVersion in object meta: {rv_of(old)}")
+        raise conflict(by_kind, name_of(old), f"the ResourceVersion in the precondition ({opts.rv}) does not match "
+                                              f"the ResourceVersion in record ({rv_of(old)}). The object might have "
+                                              "been modified")
 
 
 def _policy(opts: DeleteOptions) -> str:

@@ -89,9 +89,10 @@ class ApiResponse:
         return cls(err.code, err.status(), dict(err.headers))
 
 
-def unsupported_media_type() -> ApiError:
+def unsupported_media_type(*, protobuf_too: bool = True) -> ApiError:
+    accepted = ACCEPTED_TYPES if protobuf_too else ACCEPTED_TYPES.removesuffix(f", {protobuf.MEDIA_TYPE}")
     return ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                    f"accepted media types include: {ACCEPTED_TYPES}", {})
+                    f"accepted media types include: {accepted}", {})
 
 
 def protobuf_body(body: bytes) -> Any:

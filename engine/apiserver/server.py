@@ -57,11 +57,11 @@ class HttpServer(ThreadingHTTPServer):
 
 
 def encode(body: Any, accept: str) -> tuple[bytes, dict[str, str]]:
-    """The answer's bytes: as given, protobuf for a client that takes nothing else, else JSON ending in a newline
-    (as Go's json.Encoder writes it)."""
+    """The answer's bytes: as given, protobuf for a client that prefers it (and a kind that has a message), else
+    JSON ending in a newline (as Go's json.Encoder writes it)."""
     if isinstance(body, bytes):
         return body, {}
-    if isinstance(body, dict) and protobuf.only_protobuf(accept):
+    if isinstance(body, dict) and protobuf.prefers_protobuf(accept):
         encoded = protobuf.encode_envelope(body)
         if encoded is not None:
             return encoded, {"Content-Type": protobuf.MEDIA_TYPE}

@@ -82,8 +82,8 @@ WIDGET_SCHEMA: dict[str, Any] = {
                 "phase": {"type": "string"},
                 "replicas": {"type": "integer"},
                 "conditions": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
-                               "items": {"type": "object", "properties": {"type": {"type": "string"},
-                                                                          "status": {"type": "string"}}}},
+                               "items": {"type": "object", "required": ["type"],
+                                         "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}},
             },
         },
     },
@@ -118,6 +118,7 @@ class Response:
     status: int
     headers: http.client.HTTPMessage
     body: Any
+    raw: bytes = b""
 
 
 def http_call(cluster: Cluster | int, method: str, path: str, *, body: Any = None,
@@ -140,7 +141,7 @@ def http_call(cluster: Cluster | int, method: str, path: str, *, body: Any = Non
             decoded = json.loads(raw) if raw else None
         except ValueError:
             decoded = raw
-        return Response(resp.status, resp.headers, decoded)
+        return Response(resp.status, resp.headers, decoded, raw)
     finally:
         conn.close()
 

@@ -4,18 +4,21 @@ and run by their controller), apiregistration.k8s.io APIServices, the `default` 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from kubernetes import client
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
 
-from .helpers import http_call
-from .simulated import JsonDict, Sim, cluster_fixture, container, sim_fixture, unique
+from .helpers import http_call, make_api_client
+from .simulated import JsonDict, Sim, container, sim_fixture, unique
 
-cluster = cluster_fixture()
 sim = sim_fixture()
+
+
+@pytest.fixture(scope="module")
+def cluster(simcluster: Cluster) -> Cluster:
+    """The session's simulated cluster of each backend: these are behaviours the two must agree on."""
+    return simcluster
 
 
 def replication_controller(name: str, replicas: int) -> JsonDict:
@@ -73,13 +76,11 @@ def test_every_namespace_gets_a_default_service_account_and_the_root_ca_configma
 
 
 @pytest.fixture
-def registration(cluster: DevCluster) -> client.ApiregistrationV1Api:
-    config = client.Configuration()
-    config.host = cluster.url
-    return client.ApiregistrationV1Api(client.ApiClient(config))
+def registration(cluster: Cluster) -> client.ApiregistrationV1Api:
+    return client.ApiregistrationV1Api(make_api_client(cluster))
 
 
-def test_apiservices_are_served_cluster_wide(registration: client.ApiregistrationV1Api, cluster: DevCluster) -> None:
+def test_apiservices_are_served_cluster_wide(registration: client.ApiregistrationV1Api, cluster: Cluster) -> None:
     name = f"v1alpha1.{unique('g')}.example.com"
     group = name.removeprefix("v1alpha1.")
     body = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name},
@@ -93,13 +94,6 @@ def test_apiservices_are_served_cluster_wide(registration: client.Apiregistratio
     registration.delete_api_service(name)
 
 
-def test_json_answers_end_in_a_newline_as_go_writes_them(cluster: DevCluster) -> None:
-    import http.client
-
-    conn = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=10)
-    try:
-        conn.request("GET", "/api/v1/namespaces/default/configmaps/missing")
-        raw: Any = conn.getresponse().read()
-    finally:
-        conn.close()
-    assert raw.endswith(b'"code":404}\n')
+def test_json_answers_end_in_a_newline_as_go_writes_them(cluster: Cluster) -> None:
+    answer = http_call(cluster, "GET", "/api/v1/namespaces/default/configmaps/missing")
+    assert answer.status == 404 and answer.raw.endswith(b'"code":404}\n')

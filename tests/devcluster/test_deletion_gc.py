@@ -58,7 +58,10 @@ def test_a_uid_precondition_mismatch_conflicts(core: client.CoreV1Api, namespace
         core.delete_namespaced_config_map("a", namespace, body=client.V1DeleteOptions(
             preconditions=client.V1Preconditions(uid="not-the-uid")))
     assert err.value.status == 409
-    assert "Precondition failed: UID in precondition: not-the-uid" in json.loads(err.value.body)["message"]
+    status = json.loads(err.value.body)
+    assert status["message"].startswith('Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition '
+                                        "(not-the-uid) does not match the UID in record")
+    assert status["details"] == {"name": "a", "kind": "ConfigMap"}
 
 
 def test_finalizers_keep_a_deleted_object_until_they_are_removed(core: client.CoreV1Api, namespace: str,

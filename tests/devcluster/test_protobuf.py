@@ -105,15 +105,20 @@ def test_a_protobuf_create_stores_what_the_same_json_create_stores(http: Any, na
     assert created.body == stored
 
 
-def test_a_client_that_takes_only_protobuf_gets_protobuf(http: Any, namespace: str) -> None:
+def test_a_client_that_prefers_protobuf_gets_protobuf(http: Any, namespace: str) -> None:
     http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("cm", {"k": "v"}))
-    answer = http("GET", f"/api/v1/namespaces/{namespace}/configmaps/cm", headers={"Accept": PROTOBUF})
-    assert answer.status == 200 and answer.headers["Content-Type"] == PROTOBUF
-    decoded = protobuf.decode_envelope(answer.body)
-    assert decoded["data"] == {"k": "v"} and decoded["metadata"]["namespace"] == namespace
-    either = http("GET", f"/api/v1/namespaces/{namespace}/configmaps/cm",
-                  headers={"Accept": f"{PROTOBUF},application/json"})
-    assert either.headers["Content-Type"] == "application/json" and either.body["data"] == {"k": "v"}
+    path = f"/api/v1/namespaces/{namespace}/configmaps/cm"
+    for accept in (PROTOBUF, f"{PROTOBUF},application/json", f"application/json;q=0.5,{PROTOBUF}"):
+        answer = http("GET", path, headers={"Accept": accept})
+        assert answer.status == 200 and answer.headers["Content-Type"] == PROTOBUF, accept
+        decoded = protobuf.decode_envelope(answer.raw)
+        assert decoded["data"] == {"k": "v"} and decoded["metadata"]["namespace"] == namespace
+    for accept in (f"application/json,{PROTOBUF}", "*/*", ""):
+        answer = http("GET", path, headers={"Accept": accept} if accept else {})
+        assert answer.headers["Content-Type"] == "application/json" and answer.body["data"] == {"k": "v"}, accept
+    missing = http("GET", f"{path}-missing", headers={"Accept": PROTOBUF})
+    assert missing.status == 404 and missing.headers["Content-Type"] == PROTOBUF
+    assert protobuf.decode_envelope(missing.raw)["reason"] == "NotFound"
 
 
 def test_a_protobuf_delete_options_body_is_read(http: Any, namespace: str) -> None:
@@ -122,15 +127,18 @@ def test_a_protobuf_delete_options_body_is_read(http: Any, namespace: str) -> No
                                         "preconditions": {"uid": str(uuid.uuid4())}})
     refused = http("DELETE", f"/api/v1/namespaces/{namespace}/configmaps/doomed", body=options,
                    content_type=PROTOBUF)
-    assert refused.status == 409 and "Precondition failed: UID" in refused.body["message"]
+    assert refused.status == 409 and "the UID in the precondition" in refused.body["message"]
 
 
-def test_custom_resources_refuse_protobuf_and_garbage_is_a_bad_request(http: Any, namespace: str,
-                                                                      widget_group: str) -> None:
-    fake = KUBECTL_CONFIGMAP.replace(b"\n\x02v1\x12\tConfigMap", b"\n\x02v1\x12\tConfigMaq")
-    refused = http("POST", f"/apis/{widget_group}/v1/namespaces/{namespace}/widgets", body=fake,
+def test_a_body_that_is_not_protobuf_is_a_bad_request(http: Any, namespace: str) -> None:
+    for body in (b"{not protobuf}", b"k8s\x00\x01\x02"):
+        garbage = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body, content_type=PROTOBUF)
+        assert garbage.status == 400 and garbage.body["reason"] == "BadRequest"
+
+
+@pytest.mark.dev_only("the real server drops the connection, with no answer, on a protobuf body for a custom "
+                      "resource; the dev cluster answers 415 instead")
+def test_custom_resources_refuse_protobuf(http: Any, namespace: str, widget_group: str) -> None:
+    refused = http("POST", f"/apis/{widget_group}/v1/namespaces/{namespace}/widgets", body=KUBECTL_CONFIGMAP,
                    content_type=PROTOBUF)
     assert refused.status == 415 and refused.body["reason"] == "UnsupportedMediaType"
-    garbage = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=b"{not protobuf}",
-                   content_type=PROTOBUF)
-    assert garbage.status == 400 and garbage.body["reason"] == "BadRequest"
