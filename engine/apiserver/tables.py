@@ -116,6 +116,38 @@ def _rc_selector(obj: JsonDict, _now: datetime.datetime) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) if isinstance(labels, dict) else ""
 
 
+def _quota(*, limits: bool) -> Cell:
+    """`resource: used/hard` of status.hard, sorted; `limits.*` ones in the Limit column (printResourceQuota)."""
+    def cell(obj: JsonDict, _now: datetime.datetime) -> str:
+        hard = get_path(obj, ["status", "hard"]) or {}
+        used = get_path(obj, ["status", "used"]) or {}
+        names = [n for n in sorted(hard) if (n.split(".")[0] == "limits" and "." in n) == limits]
+        return ", ".join(f"{n}: {used.get(n, '0')}/{hard[n]}" for n in names)
+    return cell
+
+
+def _ingress_hosts(obj: JsonDict, _now: datetime.datetime) -> str:
+    rules = get_path(obj, ["spec", "rules"]) or []
+    hosts = [str(r.get("host")) for r in rules if isinstance(r, dict) and r.get("host")]
+    if not hosts:
+        return "*"
+    shown = ",".join(hosts[:3])
+    return f"{shown} + {len(hosts) - 3} more..." if len(hosts) > 3 else shown
+
+
+def _ingress_address(obj: JsonDict, _now: datetime.datetime) -> str:
+    ingress = get_path(obj, ["status", "loadBalancer", "ingress"]) or []
+    return ",".join(str(i.get("ip") or i.get("hostname")) for i in ingress if isinstance(i, dict))
+
+
+def _ingress_class_parameters(obj: JsonDict, _now: datetime.datetime) -> str:
+    params = get_path(obj, ["spec", "parameters"])
+    if not isinstance(params, dict):
+        return "<none>"
+    kind = f"{params.get('kind')}.{params['apiGroup']}" if params.get("apiGroup") else str(params.get("kind"))
+    return f"{kind}/{params.get('name')}"
+
+
 def _apiservice_service(obj: JsonDict, _now: datetime.datetime) -> str:
     service = get_path(obj, ["spec", "service"])
     return f"{service.get('namespace')}/{service.get('name')}" if isinstance(service, dict) else "Local"
@@ -317,6 +349,22 @@ COLUMNS: dict[str, list[Column]] = {
                                 *_workload_extras(POD_TEMPLATE)[:2],
                                 Column("Selector", "string", _rc_selector, priority=1,
                                        description="Label selector for pods.")],
+    "/resourcequotas": [NAME, Column("Request", "string", _quota(limits=False)),
+                        Column("Limit", "string", _quota(limits=True)), AGE],
+    "networking.k8s.io/ingresses": [NAME, Column("Class", "string",
+                                                 _path("spec", "ingressClassName", default="<none>")),
+                                    Column("Hosts", "string", _ingress_hosts),
+                                    Column("Address", "string", _ingress_address),
+                                    Column("Ports", "string", lambda o, _n: "80, 443" if get_path(o, ["spec", "tls"])
+                                           else "80"), AGE],
+    "networking.k8s.io/ingressclasses": [NAME, Column("Controller", "string", _path("spec", "controller", default="")),
+                                         Column("Parameters", "string", _ingress_class_parameters), AGE],
+    "networking.k8s.io/networkpolicies": [NAME, Column("Pod-Selector", "string", lambda o, _n: format_label_selector(
+        get_path(o, ["spec", "podSelector"])) or "<none>"), AGE],
+    "scheduling.k8s.io/priorityclasses": [NAME, Column("Value", "integer", _path("value", default=0)),
+                                          Column("Global-Default", "boolean", _path("globalDefault", default=False)),
+                                          AGE, Column("PreemptionPolicy", "string",
+                                                      _path("preemptionPolicy", default=""))],
     "apiregistration.k8s.io/apiservices": [NAME, Column("Service", "string", _apiservice_service),
                                            Column("Available", "string", _apiservice_available), AGE],
     "apps/statefulsets": [NAME, Column("Ready", "string", _ratio(["status", "readyReplicas"], ["spec", "replicas"])),

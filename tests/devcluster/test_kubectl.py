@@ -197,6 +197,21 @@ def test_create_generators_send_protobuf_bodies_that_the_cluster_stores(kubectl:
     kubectl.run("delete", "namespace", namespace, "--wait=false")
 
 
+def test_create_generators_of_quotas_ingresses_and_priority_classes(kubectl: Kubectl) -> None:
+    kubectl.run("create", "quota", "small", "--hard=pods=2,limits.cpu=1")
+    assert kubectl.json("resourcequota", "small")["spec"]["hard"] == {"pods": "2", "limits.cpu": "1"}
+    kubectl.run("create", "ingress", "front", "--class=nginx", "--rule=shop.example.com/cart=cart:8080,tls")
+    rows = table(kubectl.run("get", "ingress", "front").stdout)
+    assert rows[0] == ["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"]
+    assert rows[1][:3] == ["front", "nginx", "shop.example.com"] and "80, 443" in rows[1]
+    priority = f"p-{uuid.uuid4().hex[:8]}"
+    kubectl.run("create", "priorityclass", priority, "--value=1000", "--description=batch work")
+    rows = table(kubectl.run("get", "priorityclass", priority).stdout)
+    assert rows[0] == ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+    assert rows[1][:3] == [priority, "1000", "false"] and rows[1][-1] == "PreemptLowerPriority"
+    kubectl.run("delete", "priorityclass", priority)
+
+
 @pytest.mark.dev_only(KUBELET_LOGS)
 def test_logs_of_a_simulated_pod_are_empty_and_refusals_are_the_kubelets(kubectl: Kubectl) -> None:
     kubectl.apply(pod("quiet"))

@@ -46,6 +46,8 @@ PROTOS = [
     "k8s.io/api/rbac/v1/generated.proto",
     "k8s.io/api/policy/v1/generated.proto",
     "k8s.io/api/events/v1/generated.proto",
+    "k8s.io/api/networking/v1/generated.proto",
+    "k8s.io/api/scheduling/v1/generated.proto",
     "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1/generated.proto",
     "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/generated.proto",
 ]
