@@ -156,7 +156,12 @@ def job_spec(spec: Spec) -> None:
 
 
 def job(obj: JsonDict) -> None:
-    job_spec(_child(obj, "spec"))
+    """As SetDefaults_Job, which also gives a Job without labels its template's (the generated ones included)."""
+    spec = _child(obj, "spec")
+    job_spec(spec)
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if labels and not (obj.get("metadata") or {}).get("labels"):
+        _child(obj, "metadata")["labels"] = dict(labels)
 
 
 def cronjob(obj: JsonDict) -> None:
@@ -166,7 +171,8 @@ def cronjob(obj: JsonDict) -> None:
     _set(spec, "successfulJobsHistoryLimit", 3)
     _set(spec, "failedJobsHistoryLimit", 1)
     job_template = _child(spec, "jobTemplate")
-    job_spec(_child(job_template, "spec"))
+    _child(job_template, "metadata")
+    pod_template(_child(job_template, "spec"))  # a template, not a Job: the Job's own defaults come when it is made
 
 
 def service(obj: JsonDict) -> None:
