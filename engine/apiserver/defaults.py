@@ -222,6 +222,10 @@ def crd(obj: JsonDict) -> None:
     _set(_child(spec, "conversion"), "strategy", "None")
 
 
+def priority_class(obj: JsonDict) -> None:
+    _set(obj, "preemptionPolicy", "PreemptLowerPriority")
+
+
 def role_binding(obj: JsonDict) -> None:
     for subject in obj.get("subjects") or []:
         if isinstance(subject, dict) and subject.get("kind") in ("User", "Group"):
@@ -243,6 +247,7 @@ BY_KEY: dict[str, Callable[[JsonDict], None]] = {
     "batch/jobs": job,
     "batch/cronjobs": cronjob,
     "apiextensions.k8s.io/customresourcedefinitions": crd,
+    "scheduling.k8s.io/priorityclasses": priority_class,
     "rbac.authorization.k8s.io/rolebindings": role_binding,
     "rbac.authorization.k8s.io/clusterrolebindings": role_binding,
 }

@@ -42,6 +42,13 @@ from engine.errors import PermanentError
 
 log = logging.getLogger(__name__)
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# The PriorityClasses kube-apiserver makes at start (k8s.io/kubernetes pkg/apis/scheduling SystemPriorityClasses).
+SYSTEM_PRIORITY_CLASSES = (
+    ("system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current "
+                                         "node."),
+    ("system-cluster-critical", 2000000000, "Used for system critical pods that must run in the cluster, but can be "
+                                            "moved to another node if necessary."),
+)
 
 
 class ClusterStartFailed(PermanentError):
@@ -80,6 +87,9 @@ class DevCluster:
         self._controllers.start()
         for name in SYSTEM_NAMESPACES:
             self.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}}, user_agent="kube-apiserver")
+        for name, value, description in SYSTEM_PRIORITY_CLASSES:
+            self.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", user_agent="kube-apiserver",
+                         body={"metadata": {"name": name}, "value": value, "description": description})
         self._serve_thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.2},
                                               name="devcluster-http", daemon=True)
         self._serve_thread.start()

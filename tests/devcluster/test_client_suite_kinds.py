@@ -94,6 +94,17 @@ def test_apiservices_are_served_cluster_wide(registration: client.Apiregistratio
     registration.delete_api_service(name)
 
 
+def test_the_system_priority_classes_exist_and_new_ones_preempt_lower_priorities(cluster: Cluster) -> None:
+    code, listed = cluster.request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")
+    values = {pc["metadata"]["name"]: pc["value"] for pc in listed["items"]}
+    assert values["system-node-critical"] == 2000001000 and values["system-cluster-critical"] == 2000000000
+    name = unique("batch")
+    code, created = cluster.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                                    body={"metadata": {"name": name}, "value": 100})
+    assert code == 201 and created["preemptionPolicy"] == "PreemptLowerPriority"
+    cluster.request("DELETE", f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
+
+
 def test_json_answers_end_in_a_newline_as_go_writes_them(cluster: Cluster) -> None:
     answer = http_call(cluster, "GET", "/api/v1/namespaces/default/configmaps/missing")
     assert answer.status == 404 and answer.raw.endswith(b'"code":404}\n')
