@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test unit lint demo bench clean control-plane
+.PHONY: install test unit lint demo bench clean control-plane protobuf
 
 install: $(STAMP)
 
@@ -35,6 +35,11 @@ demo: install
 
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+# Regenerates engine/apiserver/protobuf/ from the pinned Kubernetes modules (needs Go; the result is committed).
+protobuf: install
+	$(BIN)/pip install -q -e '.[protogen]'
+	$(BIN)/python tools/protobuf/generate.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info

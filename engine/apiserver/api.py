@@ -7,10 +7,10 @@ import logging
 import time
 from urllib.parse import unquote
 
-from engine.apiserver import crds, deletion, discovery, patching, podlogs, reads, routing, watch, writes
+from engine.apiserver import crds, deletion, discovery, logs, patching, podlogs, protobuf, reads, routing, watch, writes
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
-from engine.apiserver.requests import ApiRequest, ApiResponse
+from engine.apiserver.requests import ApiRequest, ApiResponse, unsupported_media_type
 from engine.apiserver.resources import Registry, ResourceType
 from engine.apiserver.schema import Schemas, TypeNode
 from engine.apiserver.status import (
@@ -56,6 +56,7 @@ class Api:
         self.bookmark_seconds = 60.0
         self.server_address = "127.0.0.1"
         self.pod_logs: podlogs.PodLogs | None = None  # what serves pods/log (the process runtime's log store)
+        self.logs: logs.LogSource = logs.SilentContainers()  # where `kubectl logs` reads containers' output
         self.store.on_commit.append(lambda event: crds.on_commit(self, event))
 
     def type_of(self, rt: ResourceType) -> TypeNode:
@@ -84,12 +85,18 @@ class Api:
         if not routing.is_resource_path([p for p in path.split("/") if p]):
             return self._non_resource(req, path)
         parts = [unquote(p) for p in path.split("/") if p]
-        if podlogs.is_log_path(parts) and req.method in ("GET", "HEAD"):
+        if self.pod_logs is not None and podlogs.is_log_path(parts) and req.method in ("GET", "HEAD"):
             return podlogs.serve(self, parts[3], parts[5], req)
         target = routing.parse(path, self.registry)
         verb = verb_of(req, target)
         if not req.in_process:
             self._inject_faults(verb)
+        if req.body and req.content_type == protobuf.MEDIA_TYPE and target.rt.is_custom:
+            raise unsupported_media_type(protobuf_too=False)  # custom resources have no protobuf messages
+        if target.subresource == "log":
+            if verb != "get":
+                raise method_not_allowed()
+            return logs.get_log(self, target, req)
         if verb not in target.rt.verbs and not (target.subresource and verb in ("get", "update", "patch")):
             raise method_not_allowed()
         if verb == "watch" and req.in_process:

@@ -144,6 +144,18 @@ def replicaset(obj: JsonDict) -> None:
     pod_template(spec)
 
 
+def replication_controller(obj: JsonDict) -> None:
+    """The selector and the labels default to the template's labels (k8s.io/kubernetes core/v1 defaults)."""
+    spec = _child(obj, "spec")
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if labels and not spec.get("selector"):
+        spec["selector"] = dict(labels)
+    if labels and not (obj.get("metadata") or {}).get("labels"):
+        _child(obj, "metadata")["labels"] = dict(labels)
+    _set(spec, "replicas", 1)
+    pod_template(spec)
+
+
 def job_spec(spec: Spec) -> None:
     _set(spec, "parallelism", 1)
     if spec.get("completions") is None and spec.get("parallelism") == 1:
@@ -156,7 +168,12 @@ def job_spec(spec: Spec) -> None:
 
 
 def job(obj: JsonDict) -> None:
-    job_spec(_child(obj, "spec"))
+    """As SetDefaults_Job, which also gives a Job without labels its template's (the generated ones included)."""
+    spec = _child(obj, "spec")
+    job_spec(spec)
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if labels and not (obj.get("metadata") or {}).get("labels"):
+        _child(obj, "metadata")["labels"] = dict(labels)
 
 
 def cronjob(obj: JsonDict) -> None:
@@ -166,7 +183,8 @@ def cronjob(obj: JsonDict) -> None:
     _set(spec, "successfulJobsHistoryLimit", 3)
     _set(spec, "failedJobsHistoryLimit", 1)
     job_template = _child(spec, "jobTemplate")
-    job_spec(_child(job_template, "spec"))
+    _child(job_template, "metadata")
+    pod_template(_child(job_template, "spec"))  # a template, not a Job: the Job's own defaults come when it is made
 
 
 def service(obj: JsonDict) -> None:
@@ -228,6 +246,10 @@ def limit_range(obj: JsonDict) -> None:
                 target.setdefault(key, value)
 
 
+def priority_class(obj: JsonDict) -> None:
+    _set(obj, "preemptionPolicy", "PreemptLowerPriority")
+
+
 def role_binding(obj: JsonDict) -> None:
     for subject in obj.get("subjects") or []:
         if isinstance(subject, dict) and subject.get("kind") in ("User", "Group"):
@@ -242,6 +264,9 @@ BY_KEY: dict[str, Callable[[JsonDict], None]] = {
     "/persistentvolumes": pv,
     "/endpoints": endpoints,
     "/limitranges": limit_range,
+
+
+    "/replicationcontrollers": replication_controller,
     "apps/deployments": deployment,
     "apps/statefulsets": statefulset,
     "apps/daemonsets": daemonset,
@@ -249,6 +274,7 @@ BY_KEY: dict[str, Callable[[JsonDict], None]] = {
     "batch/jobs": job,
     "batch/cronjobs": cronjob,
     "apiextensions.k8s.io/customresourcedefinitions": crd,
+    "scheduling.k8s.io/priorityclasses": priority_class,
     "rbac.authorization.k8s.io/rolebindings": role_binding,
     "rbac.authorization.k8s.io/clusterrolebindings": role_binding,
 }

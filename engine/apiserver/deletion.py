@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import crds
+from engine.apiserver import crds, protobuf
 from engine.apiserver.objects import (
     JsonDict,
     copy_json,
@@ -26,7 +27,7 @@ from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.routing import Target
 from engine.apiserver.selectors import matcher, parse_both
-from engine.apiserver.status import ApiError, bad_request, forbidden, method_not_allowed, not_found
+from engine.apiserver.status import bad_request, conflict, forbidden, method_not_allowed, not_found
 
 if TYPE_CHECKING:
     from engine.apiserver.api import Api
@@ -51,7 +52,9 @@ class DeleteOptions:
 def delete_options(req: ApiRequest) -> DeleteOptions:
     """Options from the DeleteOptions body and the query (the query wins)."""
     body: dict[str, Any] = {}
-    if req.body.strip():
+    if req.body.strip() and req.content_type == protobuf.MEDIA_TYPE:
+        body = req.object_body()
+    elif req.body.strip():
         try:
             decoded = json.loads(req.body)
         except ValueError as e:
@@ -131,19 +134,16 @@ def delete_object(api: Api, rt: ResourceType, old: JsonDict, opts: DeleteOptions
 
 
 def _check_preconditions(rt: ResourceType, old: JsonDict, opts: DeleteOptions) -> None:
+    """rest.BeforeDelete: a Conflict that names the kind (not the resource), as the real server words it."""
+    by_kind = dataclasses.replace(rt, plural=rt.kind)
     if opts.uid and opts.uid != uid_of(old):
-        raise precondition_failed(rt, name_of(old), f"the UID in the precondition ({opts.uid}) does not match the UID "
-                                  f"in record ({uid_of(old)}). The object might have been deleted and then recreated")
+        raise conflict(by_kind, name_of(old), f"the UID in the precondition ({opts.uid}) does not match the UID in "
+                                              f"record ({uid_of(old)}). The object might have been deleted and then "
+                                              "recreated")
     if opts.rv and opts.rv != rv_of(old):
-        raise precondition_failed(rt, name_of(old), f"the ResourceVersion in the precondition ({opts.rv}) does not "
-                                  f"match the ResourceVersion in record ({rv_of(old)}). The object might have been "
-                                  "modified")
-
-
-def precondition_failed(rt: ResourceType, name: str, detail: str) -> ApiError:
-    """A delete precondition that does not hold: the real server names the kind, not the resource, here."""
-    message = f'Operation cannot be fulfilled on {rt.kind} "{name}": {detail}'
-    return ApiError(409, "Conflict", message, {"name": name, "kind": rt.kind})
+        raise conflict(by_kind, name_of(old), f"the ResourceVersion in the precondition ({opts.rv}) does not match "
+                                              f"the ResourceVersion in record ({rv_of(old)}). The object might have "
+                                              "been modified")
 
 
 def _policy(opts: DeleteOptions) -> str:

@@ -61,6 +61,9 @@ def subresource_entries(rt: ResourceType) -> list[dict[str, Any]]:
     if rt.key == "/namespaces":
         entries.insert(0, {"name": "namespaces/finalize", "singularName": "", "namespaced": False,
                            "kind": "Namespace", "verbs": ["update"]})
+    if rt.key == "/pods":
+        entries.insert(0, {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod",
+                           "verbs": ["get"]})
     return entries
 
 

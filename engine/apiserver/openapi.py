@@ -21,6 +21,7 @@ META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 COMMON = (META + "Status", META + "DeleteOptions", META + "Patch", META + "WatchEvent", META + "ListMeta",
           META + "ObjectMeta", META + "APIResourceList")
 SCALE = "io.k8s.api.autoscaling.v1.Scale"
+TYPED_OBJECT = "io.k8s.api.core.v1.ConfigMap"  # any built-in kind: its TypeMeta and ObjectMeta docs are everyone's
 PATCH_TYPES = ("application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json")
 
@@ -97,26 +98,37 @@ def custom_schema_name(rt: ResourceType, kind: str | None = None) -> str:
     return f"{reverse}.{rt.version}.{kind or rt.kind}"
 
 
-def custom_schemas(rt: ResourceType) -> dict[str, Schema]:
-    """The CR kind and its list, from the CRD's structural schema."""
+def custom_schemas(rt: ResourceType, definitions: Mapping[str, Any]) -> dict[str, Schema]:
+    """The CR kind and its list, from the CRD's structural schema, with the type and object metadata the real
+    server's builder (apiextensions-apiserver controller/openapi/builder) adds, described as the built-ins are."""
     assert rt.custom is not None
     gvk = {"group": rt.group, "kind": rt.kind, "version": rt.version}
     schema = convert(dict(rt.custom.schema))
+    typed = _described(definitions, TYPED_OBJECT)
+    listed = _described(definitions, TYPED_OBJECT + "List")
     properties = dict(schema.get("properties") or {})
-    properties["apiVersion"] = {"type": "string", "description": "APIVersion defines the versioned schema of this "
-                                                                 "representation of an object."}
-    properties["kind"] = {"type": "string", "description": "Kind is a string value representing the REST resource "
-                                                           "this object represents."}
-    properties["metadata"] = {"allOf": [ref(META + "ObjectMeta")], "description": "Standard object's metadata."}
+    properties["apiVersion"] = {"type": "string", "description": typed["apiVersion"]}
+    properties["kind"] = {"type": "string", "description": typed["kind"]}
+    properties["metadata"] = {"allOf": [ref(META + "ObjectMeta")], "description": typed["metadata"]}
     item = {**schema, "type": "object", "properties": properties, "x-kubernetes-group-version-kind": [gvk]}
     list_schema = {
-        "type": "object", "required": ["items"],
-        "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                       "items": {"type": "array", "items": ref(custom_schema_name(rt))},
-                       "metadata": {"allOf": [ref(META + "ListMeta")]}},
+        "type": "object", "required": ["items"], "description": f"{rt.list_kind} is a list of {rt.kind}",
+        "properties": {"apiVersion": {"type": "string", "description": typed["apiVersion"]},
+                       "kind": {"type": "string", "description": typed["kind"]},
+                       "items": {"type": "array", "items": ref(custom_schema_name(rt)),
+                                 "description": f"List of {rt.plural}. More info: "
+                                                "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                                                "api-conventions.md"},
+                       "metadata": {"allOf": [ref(META + "ListMeta")], "description": listed["metadata"]}},
         "x-kubernetes-group-version-kind": [{**gvk, "kind": rt.list_kind}],
     }
     return {custom_schema_name(rt): item, custom_schema_name(rt, rt.list_kind): list_schema}
+
+
+def _described(definitions: Mapping[str, Any], name: str) -> dict[str, str]:
+    """The descriptions of a built-in kind's apiVersion, kind and metadata (TypeMeta's and ObjectMeta's docs)."""
+    properties = definitions[name]["properties"]
+    return {key: str(properties[key].get("description") or "") for key in ("apiVersion", "kind", "metadata")}
 
 
 def _query(name: str, kind: str = "string", description: str = "") -> Schema:
@@ -249,7 +261,7 @@ class OpenApi:
         roots = list(COMMON)
         for rt in types:
             if rt.is_custom:
-                schemas.update(custom_schemas(rt))
+                schemas.update(custom_schemas(rt, self._definitions))
                 item, listed = custom_schema_name(rt), custom_schema_name(rt, rt.list_kind)
             else:
                 item = self._definition_name(rt.api_version, rt.kind) or ""

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from engine.apiserver import protobuf
 from engine.apiserver.status import ApiError, PageNotFound, bad_request
 
 JSON = "application/json"
@@ -19,6 +20,7 @@ STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 PATCH_TYPES = (APPLY_YAML, MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH)
 TRUE_VALUES = ("true", "True", "1")
 JSON_TYPES = ("application/json", "application/yaml", "")
+ACCEPTED_TYPES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,10 @@ class ApiRequest:
         """The body decoded as JSON (or YAML for apply patches and YAML content); 400 when it does not decode."""
         if not self.body.strip():
             raise bad_request("the body of the request is empty")
+        if self.content_type == protobuf.MEDIA_TYPE:
+            return protobuf_body(self.body)
         if self.content_type not in (*JSON_TYPES, *PATCH_TYPES):
-            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                           f"accepted media types include: {', '.join(JSON_TYPES[:2])}", {})
+            raise unsupported_media_type()
         text = self.body.decode("utf-8", errors="replace")
         if self.content_type in (APPLY_YAML, "application/yaml"):
             return decode_yaml(text)
@@ -87,6 +90,22 @@ class ApiResponse:
             return cls(err.code, PageNotFound.TEXT, {"Content-Type": "text/plain; charset=utf-8",
                                                       "X-Content-Type-Options": "nosniff", **err.headers})
         return cls(err.code, err.status(), dict(err.headers))
+
+
+def unsupported_media_type(*, protobuf_too: bool = True) -> ApiError:
+    accepted = ACCEPTED_TYPES if protobuf_too else ACCEPTED_TYPES.removesuffix(f", {protobuf.MEDIA_TYPE}")
+    return ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                    f"accepted media types include: {accepted}", {})
+
+
+def protobuf_body(body: bytes) -> Any:
+    """A protobuf object as its JSON form; custom resources (no message) are refused as the real server does."""
+    try:
+        return protobuf.decode_envelope(body)
+    except protobuf.UnknownKind as e:
+        raise unsupported_media_type() from e
+    except protobuf.NotProtobuf as e:
+        raise bad_request(str(e)) from e
 
 
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -110,6 +110,8 @@ BUILTIN: tuple[ResourceType, ...] = (
     _builtin("", "v1", "endpoints", "Endpoints", short=["ep"]),
     _builtin("", "v1", "resourcequotas", "ResourceQuota", short=["quota"], status=True),
     _builtin("", "v1", "limitranges", "LimitRange", short=["limits"]),
+    _builtin("", "v1", "replicationcontrollers", "ReplicationController", short=["rc"], all_=True, status=True,
+             scale=True, generation=True),
     _builtin("apps", "v1", "deployments", "Deployment", short=["deploy"], all_=True, status=True, scale=True,
              generation=True),
     _builtin("apps", "v1", "statefulsets", "StatefulSet", short=["sts"], all_=True, status=True, scale=True,
@@ -130,11 +132,17 @@ BUILTIN: tuple[ResourceType, ...] = (
     _builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
              short=["crd", "crds"], status=True, generation=True),
     _builtin("events.k8s.io", "v1", "events", "Event", short=["ev"]),
+    _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, status=True),
+    _builtin("networking.k8s.io", "v1", "ingresses", "Ingress", short=["ing"], status=True, generation=True),
+    _builtin("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False),
+    _builtin("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short=["netpol"], generation=True),
+    _builtin("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, short=["pc"]),
 )
 
 # Order of the built-in groups in /apis, as the real server lists them.
-BUILTIN_GROUP_ORDER = ("", "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io",
-                       "apiextensions.k8s.io", "coordination.k8s.io")
+BUILTIN_GROUP_ORDER = ("", "apiregistration.k8s.io", "apps", "events.k8s.io", "batch", "networking.k8s.io", "policy",
+                       "rbac.authorization.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
+                       "coordination.k8s.io")
 
 VERSION_PRIORITY = ("v1", "v1beta2", "v1beta1", "v1alpha1")
 

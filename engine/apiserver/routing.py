@@ -51,7 +51,8 @@ def parse(path: str, registry: Registry) -> Target:
         raise not_served()
     if rt.namespaced and name and not namespace:
         raise not_served()
-    allowed = rt.subresources + (("finalize",) if rt.key == "/namespaces" else ())
+    allowed = rt.subresources + (("finalize",) if rt.key == "/namespaces" else ()) + \
+        (("log",) if rt.key == "/pods" else ())
     if sub and sub not in allowed:
         raise not_served()
     if legacy_watch and sub:

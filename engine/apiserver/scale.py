@@ -35,6 +35,8 @@ def selector_of(rt: ResourceType, obj: JsonDict) -> str:
     if not path:
         return ""
     value = get_path(obj, split_path(path))
+    if isinstance(value, dict) and rt.key == "/replicationcontrollers":  # a plain map of labels
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items()))
     if isinstance(value, dict):
         return format_label_selector(value)
     return str(value) if value else ""

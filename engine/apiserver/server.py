@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from engine.apiserver import protobuf
 from engine.apiserver.api import Api
 from engine.apiserver.faults import WatchCut
 from engine.apiserver.requests import ApiRequest, ApiResponse
@@ -53,6 +54,18 @@ class HttpServer(ThreadingHTTPServer):
         for conn in connections:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
+
+
+def encode(body: Any, accept: str) -> tuple[bytes, dict[str, str]]:
+    """The answer's bytes: as given, protobuf for a client that prefers it (and a kind that has a message), else
+    JSON ending in a newline (as Go's json.Encoder writes it)."""
+    if isinstance(body, bytes):
+        return body, {}
+    if isinstance(body, dict) and protobuf.prefers_protobuf(accept):
+        encoded = protobuf.encode_envelope(body)
+        if encoded is not None:
+            return encoded, {"Content-Type": protobuf.MEDIA_TYPE}
+    return json.dumps(body, separators=(",", ":")).encode() + b"\n", {}
 
 
 class RequestHandler(BaseHTTPRequestHandler):
@@ -95,7 +108,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         if resp.stream is not None:
             self._write_stream(resp)
         else:
-            self._write(resp)
+            self._write(resp, req.accept)
 
     def _head(self, resp: ApiResponse, extra: dict[str, str]) -> bytes:
         phrase = HTTPStatus(resp.code).phrase if resp.code in HTTPStatus._value2member_map_ else ""
@@ -105,9 +118,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         lines += [f'Warning: 299 - {json.dumps(w)}' for w in resp.warnings]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace")
 
-    def _write(self, resp: ApiResponse) -> None:
-        payload = resp.body if isinstance(resp.body, bytes) else json.dumps(resp.body, separators=(",", ":")).encode()
-        head = self._head(resp, {"Content-Length": str(len(payload))})
+    def _write(self, resp: ApiResponse, accept: str) -> None:
+        payload, extra = encode(resp.body, accept)
+        head = self._head(resp, {**extra, "Content-Length": str(len(payload))})
         self.wfile.write(head if self.command == "HEAD" else head + payload)
 
     def _write_stream(self, resp: ApiResponse) -> None:

@@ -103,6 +103,7 @@ def _job_create(obj: JsonDict, _alloc: Allocator) -> None:
     spec = obj.setdefault("spec", {})
     if spec.get("manualSelector"):
         return
+    spec["manualSelector"] = False
     uid, name = uid_of(obj), name_of(obj)
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
     template = spec.setdefault("template", {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from engine.apiserver import jsonpath
@@ -111,6 +111,56 @@ def _workload_extras(template: Sequence[str]) -> list[Column]:
 POD_TEMPLATE = ("spec", "template", "spec")
 
 
+def _rc_selector(obj: JsonDict, _now: datetime.datetime) -> str:
+    labels = get_path(obj, ["spec", "selector"])
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) if isinstance(labels, dict) else ""
+
+
+def _quota(*, limits: bool) -> Cell:
+    """`resource: used/hard` of status.hard, sorted; `limits.*` ones in the Limit column (printResourceQuota)."""
+    def cell(obj: JsonDict, _now: datetime.datetime) -> str:
+        hard = get_path(obj, ["status", "hard"]) or {}
+        used = get_path(obj, ["status", "used"]) or {}
+        names = [n for n in sorted(hard) if (n.split(".")[0] == "limits" and "." in n) == limits]
+        return ", ".join(f"{n}: {used.get(n, '0')}/{hard[n]}" for n in names)
+    return cell
+
+
+def _ingress_hosts(obj: JsonDict, _now: datetime.datetime) -> str:
+    rules = get_path(obj, ["spec", "rules"]) or []
+    hosts = [str(r.get("host")) for r in rules if isinstance(r, dict) and r.get("host")]
+    if not hosts:
+        return "*"
+    shown = ",".join(hosts[:3])
+    return f"{shown} + {len(hosts) - 3} more..." if len(hosts) > 3 else shown
+
+
+def _ingress_address(obj: JsonDict, _now: datetime.datetime) -> str:
+    ingress = get_path(obj, ["status", "loadBalancer", "ingress"]) or []
+    return ",".join(str(i.get("ip") or i.get("hostname")) for i in ingress if isinstance(i, dict))
+
+
+def _ingress_class_parameters(obj: JsonDict, _now: datetime.datetime) -> str:
+    params = get_path(obj, ["spec", "parameters"])
+    if not isinstance(params, dict):
+        return "<none>"
+    kind = f"{params.get('kind')}.{params['apiGroup']}" if params.get("apiGroup") else str(params.get("kind"))
+    return f"{kind}/{params.get('name')}"
+
+
+def _apiservice_service(obj: JsonDict, _now: datetime.datetime) -> str:
+    service = get_path(obj, ["spec", "service"])
+    return f"{service.get('namespace')}/{service.get('name')}" if isinstance(service, dict) else "Local"
+
+
+def _apiservice_available(obj: JsonDict, _now: datetime.datetime) -> str:
+    for condition in get_path(obj, ["status", "conditions"]) or []:
+        if isinstance(condition, dict) and condition.get("type") == "Available":
+            status = str(condition.get("status"))
+            return status if status == "True" else f"{status} ({condition.get('reason')})"
+    return "Unknown"
+
+
 def _pod_ready(obj: JsonDict, _now: datetime.datetime) -> str:
     statuses = get_path(obj, ["status", "containerStatuses"]) or []
     ready = sum(1 for s in statuses if isinstance(s, dict) and s.get("ready"))
@@ -204,14 +254,61 @@ def _node_roles(obj: JsonDict, _now: datetime.datetime) -> str:
     return ",".join(roles) or "<none>"
 
 
+def core_event(obj: JsonDict) -> JsonDict:
+    """An events.k8s.io/v1 Event under the core/v1 names the printer reads (the real server converts it alike)."""
+    if obj.get("apiVersion") != "events.k8s.io/v1" and "regarding" not in obj and "note" not in obj:
+        return obj
+    return {**obj, "involvedObject": obj.get("regarding") or {}, "message": obj.get("note") or "",
+            "source": obj.get("deprecatedSource") or {}, "firstTimestamp": obj.get("deprecatedFirstTimestamp"),
+            "lastTimestamp": obj.get("deprecatedLastTimestamp"), "count": obj.get("deprecatedCount"),
+            "reportingComponent": obj.get("reportingController") or ""}
+
+
 def _event_object(obj: JsonDict, _now: datetime.datetime) -> str:
-    involved = obj.get("involvedObject") or obj.get("regarding") or {}
-    return f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
+    involved = obj.get("involvedObject") or {}
+    kind = str(involved.get("kind") or "").lower()
+    return f"{kind}/{involved['name']}" if involved.get("name") else kind
+
+
+def _first_seen(obj: JsonDict, now: datetime.datetime) -> str:
+    return since(obj.get("firstTimestamp") or obj.get("eventTime"), now)
 
 
 def _last_seen(obj: JsonDict, now: datetime.datetime) -> str:
-    stamp = obj.get("lastTimestamp") or obj.get("eventTime") or get_path(obj, ["metadata", "creationTimestamp"])
-    return since(stamp, now)
+    series = obj.get("series") or {}
+    if series:
+        return since(series.get("lastObservedTime"), now)
+    return since(obj["lastTimestamp"], now) if obj.get("lastTimestamp") else _first_seen(obj, now)
+
+
+def _event_count(obj: JsonDict, _now: datetime.datetime) -> int:
+    series = obj.get("series") or {}
+    return int(series.get("count") or 0) if series else int(obj.get("count") or 1)
+
+
+def _event_source(obj: JsonDict, _now: datetime.datetime) -> str:
+    source = obj.get("source") or {}
+    component = source.get("component") or obj.get("reportingComponent") or ""
+    instance = source.get("host") or obj.get("reportingInstance") or ""
+    return f"{component}, {instance}" if component and instance else str(component)
+
+
+def _as_core_event(column: Column) -> Column:
+    cell = column.cell
+    return replace(column, cell=lambda obj, now: cell(core_event(obj), now))
+
+
+# The event printer of kubernetes/pkg/printers/internalversion (the server fills every column; kubectl shows
+# those of priority 1 with -o wide).
+EVENT_COLUMNS = [
+    Column("Last Seen", "string", _last_seen), Column("Type", "string", _path("type", default="")),
+    Column("Reason", "string", _path("reason", default="")), Column("Object", "string", _event_object),
+    Column("Subobject", "string", _path("involvedObject", "fieldPath", default=""), priority=1),
+    Column("Source", "string", _event_source, priority=1),
+    Column("Message", "string", lambda o, _n: str(o.get("message") or "").strip()),
+    Column("First Seen", "string", _first_seen, priority=1), Column("Count", "string", _event_count, priority=1),
+    Column("Name", "string", _path("metadata", "name", default=""), priority=1),
+]
 
 
 def _lease_holder(obj: JsonDict, _now: datetime.datetime) -> Any:
@@ -246,6 +343,30 @@ COLUMNS: dict[str, list[Column]] = {
                          Column("Current", "integer", _path("status", "replicas", default=0)),
                          Column("Ready", "integer", _path("status", "readyReplicas", default=0)), AGE,
                          *_workload_extras(POD_TEMPLATE)],
+    "/replicationcontrollers": [NAME, Column("Desired", "integer", _path("spec", "replicas", default=0)),
+                                Column("Current", "integer", _path("status", "replicas", default=0)),
+                                Column("Ready", "integer", _path("status", "readyReplicas", default=0)), AGE,
+                                *_workload_extras(POD_TEMPLATE)[:2],
+                                Column("Selector", "string", _rc_selector, priority=1,
+                                       description="Label selector for pods.")],
+    "/resourcequotas": [NAME, Column("Request", "string", _quota(limits=False)),
+                        Column("Limit", "string", _quota(limits=True)), AGE],
+    "networking.k8s.io/ingresses": [NAME, Column("Class", "string",
+                                                 _path("spec", "ingressClassName", default="<none>")),
+                                    Column("Hosts", "string", _ingress_hosts),
+                                    Column("Address", "string", _ingress_address),
+                                    Column("Ports", "string", lambda o, _n: "80, 443" if get_path(o, ["spec", "tls"])
+                                           else "80"), AGE],
+    "networking.k8s.io/ingressclasses": [NAME, Column("Controller", "string", _path("spec", "controller", default="")),
+                                         Column("Parameters", "string", _ingress_class_parameters), AGE],
+    "networking.k8s.io/networkpolicies": [NAME, Column("Pod-Selector", "string", lambda o, _n: format_label_selector(
+        get_path(o, ["spec", "podSelector"])) or "<none>"), AGE],
+    "scheduling.k8s.io/priorityclasses": [NAME, Column("Value", "integer", _path("value", default=0)),
+                                          Column("Global-Default", "boolean", _path("globalDefault", default=False)),
+                                          AGE, Column("PreemptionPolicy", "string",
+                                                      _path("preemptionPolicy", default=""))],
+    "apiregistration.k8s.io/apiservices": [NAME, Column("Service", "string", _apiservice_service),
+                                           Column("Available", "string", _apiservice_available), AGE],
     "apps/statefulsets": [NAME, Column("Ready", "string", _ratio(["status", "readyReplicas"], ["spec", "replicas"])),
                           AGE, *_workload_extras(POD_TEMPLATE)[:2]],
     "apps/daemonsets": [NAME, Column("Desired", "integer", _path("status", "desiredNumberScheduled", default=0)),
@@ -284,14 +405,8 @@ COLUMNS: dict[str, list[Column]] = {
     "/namespaces": [NAME, Column("Status", "string", _namespace_status), AGE],
     "/nodes": [NAME, Column("Status", "string", _node_status), Column("Roles", "string", _node_roles), AGE,
                Column("Version", "string", _path("status", "nodeInfo", "kubeletVersion", default=""))],
-    "/events": [Column("Last Seen", "string", _last_seen), Column("Type", "string", _path("type", default="")),
-                Column("Reason", "string", _path("reason", default="")), Column("Object", "string", _event_object),
-                Column("Message", "string", _path("message", default=""))],
-    "events.k8s.io/events": [Column("Last Seen", "string", _last_seen),
-                             Column("Type", "string", _path("type", default="")),
-                             Column("Reason", "string", _path("reason", default="")),
-                             Column("Object", "string", _event_object),
-                             Column("Message", "string", _path("note", default=""))],
+    "/events": EVENT_COLUMNS,
+    "events.k8s.io/events": [_as_core_event(c) for c in EVENT_COLUMNS],
     "/persistentvolumeclaims": [NAME, Column("Status", "string", _path("status", "phase", default="")),
                                 Column("Volume", "string", _path("spec", "volumeName", default="")),
                                 Column("Capacity", "string", _path("status", "capacity", "storage", default="")),

@@ -50,6 +50,14 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SIMULATED, PROCESS = "simulated", "process"
 RUNTIMES = (SIMULATED, PROCESS)
 
+# The PriorityClasses kube-apiserver makes at start (k8s.io/kubernetes pkg/apis/scheduling SystemPriorityClasses).
+SYSTEM_PRIORITY_CLASSES = (
+    ("system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current "
+                                         "node."),
+    ("system-cluster-critical", 2000000000, "Used for system critical pods that must run in the cluster, but can be "
+                                            "moved to another node if necessary."),
+)
+
 
 class ClusterStartFailed(PermanentError):
     def __init__(self, port: int, reason: str) -> None:
@@ -93,6 +101,9 @@ class DevCluster:
         self._controllers.start()
         for name in SYSTEM_NAMESPACES:
             self.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}}, user_agent="kube-apiserver")
+        for name, value, description in SYSTEM_PRIORITY_CLASSES:
+            self.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", user_agent="kube-apiserver",
+                         body={"metadata": {"name": name}, "value": value, "description": description})
         self._serve_thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.2},
                                               name="devcluster-http", daemon=True)
         self._serve_thread.start()

@@ -16,12 +16,15 @@ from engine.simulators.api import (
     DAEMONSET,
     DEPLOYMENT,
     JOB,
+    NAMESPACE,
     NODE,
     POD,
     PV,
     PVC,
     REPLICASET,
+    REPLICATIONCONTROLLER,
     SECRET,
+    SERVICEACCOUNT,
     STATEFULSET,
     Api,
     ClusterApi,
@@ -30,6 +33,7 @@ from engine.simulators.cache import Cache
 from engine.simulators.controllers.daemonsets import DaemonSetController
 from engine.simulators.controllers.deployments import DeploymentController
 from engine.simulators.controllers.jobs import JobController
+from engine.simulators.controllers.namespaces import NamespaceContentsController
 from engine.simulators.controllers.replicasets import ReplicaSetController
 from engine.simulators.controllers.statefulsets import StatefulSetController
 from engine.simulators.kubelet.nodes import NodeController
@@ -41,7 +45,8 @@ from engine.simulators.workqueue import Key
 
 __all__ = ["Limits", "ProcessRuntime", "isolation_problem", "process_runtime", "start"]
 
-WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB)
+WATCHED = (NODE, POD, PVC, PV, DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET, JOB, REPLICATIONCONTROLLER, NAMESPACE,
+           SERVICEACCOUNT, CONFIGMAP)
 KUBELET_WATCHED = (NODE, POD, PVC, PV)
 
 
@@ -69,7 +74,9 @@ def start(cluster: ClusterApi, nodes: Sequence[str] = (), *, controllers: bool =
     kubelet: list[Controller] = [node_controller, PodController(api, schedule=controllers, runtime=runtime)]
     volumes: list[Controller] = [ClaimController(api, bind=controllers), VolumeController(api, bind=controllers)]
     workloads: list[Controller] = [DeploymentController(api), ReplicaSetController(api), StatefulSetController(api),
-                 DaemonSetController(api), JobController(api)] if controllers else []
+                                   DaemonSetController(api), JobController(api),
+                                   ReplicaSetController(api, REPLICATIONCONTROLLER),
+                                   NamespaceContentsController(api)] if controllers else []
     simulation = Simulation(cluster, api, cache, [*kubelet, *workloads, *volumes])
     if runtime is not None:
         runtime.notify = lambda namespace, name: simulation.queue.add(Key(PodController.name, namespace, name))

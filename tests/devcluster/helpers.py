@@ -144,6 +144,7 @@ class Response:
     status: int
     headers: http.client.HTTPMessage
     body: Any
+    raw: bytes = b""
 
 
 def connection(cluster: Cluster, timeout: float = 30) -> http.client.HTTPConnection:
@@ -170,7 +171,7 @@ def http_call(cluster: Cluster | int, method: str, path: str, *, body: Any = Non
             decoded = json.loads(raw) if raw else None
         except ValueError:
             decoded = raw
-        return Response(resp.status, resp.headers, decoded)
+        return Response(resp.status, resp.headers, decoded, raw)
     finally:
         conn.close()
 

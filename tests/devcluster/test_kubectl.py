@@ -23,6 +23,8 @@ from .simulated import DURATION, JsonDict, deployment, job, pod
 
 KUBECTL = Path(sys.executable).with_name("kubectl")
 TIMEOUT = 120  # seconds before a hung kubectl fails the test
+KUBELET_LOGS = ("the real server proxies logs to the node's kubelet API (https://NODE:10250/containerLogs), which "
+                "the simulated kubelet does not serve")
 
 
 @dataclass(frozen=True)
@@ -177,3 +179,96 @@ def test_rollout_status_follows_a_new_template(kubectl: Kubectl) -> None:
     assert 'deployment "roll" successfully rolled out' in done.stdout
     history = kubectl.run("rollout", "history", "deployment/roll").stdout
     assert re.search(r"^1\s", history, re.M) and re.search(r"^2\s", history, re.M)
+
+
+def test_create_generators_send_protobuf_bodies_that_the_cluster_stores(kubectl: Kubectl) -> None:
+    namespace = f"n-{uuid.uuid4().hex[:8]}"
+    assert kubectl.run("create", "namespace", namespace).stdout.strip() == f"namespace/{namespace} created"
+    kubectl.run("create", "configmap", "settings", "--from-literal=a=b")
+    kubectl.run("create", "secret", "generic", "creds", "--from-literal=password=hunter2")
+    kubectl.run("create", "deployment", "idle", "--image=nginx", "--replicas=0", "--port=80")
+    kubectl.run("create", "job", "once", "--image=busybox", "--", "echo", "hi")
+    assert kubectl.json("namespace", namespace)["status"]["phase"] == "Active"
+    assert kubectl.json("configmap", "settings")["data"] == {"a": "b"}
+    assert kubectl.json("secret", "creds")["data"] == {"password": "aHVudGVyMg=="}
+    idle = kubectl.json("deployment", "idle")
+    assert idle["spec"]["replicas"] == 0
+    assert idle["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    assert kubectl.json("job", "once")["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+    managers = {e["manager"] for e in kubectl.json("configmap", "settings")["metadata"]["managedFields"]}
+    assert managers == {"kubectl-create"}
+    kubectl.run("delete", "namespace", namespace, "--wait=false")
+
+
+def test_create_generators_of_quotas_ingresses_and_priority_classes(kubectl: Kubectl) -> None:
+    kubectl.run("create", "quota", "small", "--hard=pods=2,limits.cpu=1")
+    assert kubectl.json("resourcequota", "small")["spec"]["hard"] == {"pods": "2", "limits.cpu": "1"}
+    kubectl.run("create", "ingress", "front", "--class=nginx", "--rule=shop.example.com/cart=cart:8080,tls")
+    rows = table(kubectl.run("get", "ingress", "front").stdout)
+    assert rows[0] == ["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"]
+    assert rows[1][:3] == ["front", "nginx", "shop.example.com"] and "80, 443" in rows[1]
+    priority = f"p-{uuid.uuid4().hex[:8]}"
+    kubectl.run("create", "priorityclass", priority, "--value=1000", "--description=batch work")
+    rows = table(kubectl.run("get", "priorityclass", priority).stdout)
+    assert rows[0] == ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+    assert rows[1][:3] == [priority, "1000", "false"] and rows[1][-1] == "PreemptLowerPriority"
+    kubectl.run("delete", "priorityclass", priority)
+
+
+@pytest.mark.dev_only(KUBELET_LOGS)
+def test_logs_of_a_simulated_pod_are_empty_and_refusals_are_the_kubelets(kubectl: Kubectl) -> None:
+    kubectl.apply(pod("quiet"))
+    kubectl.apply(pod("nowhere", node_selector={"kplan.dev/no-such-node": "x"}))
+    kubectl.run("wait", "--for=condition=Ready", "pod/quiet", "--timeout=30s")
+    assert kubectl.run("logs", "quiet").stdout == ""
+    assert kubectl.run("logs", "quiet", "--tail=5", "--timestamps", "--since=1h").stdout == ""
+    previous = kubectl.run("logs", "quiet", "--previous", check=False)
+    assert previous.returncode != 0
+    assert 'previous terminated container "main" in pod "quiet" not found' in previous.stderr
+    assert kubectl.run("logs", "nowhere").stdout == ""  # not scheduled yet: an empty log, as on a real server
+
+
+@pytest.mark.dev_only(KUBELET_LOGS)
+def test_logs_follow_ends_when_the_container_ends(kubectl: Kubectl) -> None:
+    kubectl.apply(job("brief", notes={DURATION: "1s"}))
+    followed = kubectl.run("logs", "-f", "job/brief", "--pod-running-timeout=30s")
+    assert followed.stdout == ""
+    assert kubectl.json("job", "brief")["status"].get("succeeded") == 1
+
+
+def test_get_events_shows_what_the_controllers_did_with_kubectls_columns(kubectl: Kubectl) -> None:
+    kubectl.apply(deployment("noted", 1))
+    kubectl.run("rollout", "status", "deployment/noted", "--timeout=30s")
+    rows = table(kubectl.run("get", "events").stdout)
+    assert rows[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    reasons = {(row[2], row[3].split("/")[0]) for row in rows[1:]}
+    assert {("ScalingReplicaSet", "deployment"), ("SuccessfulCreate", "replicaset"), ("Scheduled", "pod")} <= reasons
+    wide = table(kubectl.run("get", "events", "-o", "wide").stdout)
+    assert wide[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST SEEN",
+                       "COUNT", "NAME"]
+    scaling = next(row for row in wide[1:] if row[2] == "ScalingReplicaSet")
+    assert scaling[4] == "deployment-controller" and scaling[-2] == "1"  # no SUBOBJECT: the cell is blank
+    events = json.loads(kubectl.run("get", "events", "-o", "json").stdout)["items"]
+    stamps = [e["metadata"]["creationTimestamp"] for e in json.loads(kubectl.run(
+        "get", "events", "--sort-by=.metadata.creationTimestamp", "-o", "json").stdout)["items"]]
+    assert stamps == sorted(stamps) and len(stamps) == len(events)
+    listed = table(kubectl.run("events", "--for", "deployment/noted").stdout)
+    assert listed[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert [row[2] for row in listed[1:]] == ["ScalingReplicaSet"]
+
+
+def test_explain_describes_kplans_custom_resources_from_their_crds(kubectl: Kubectl) -> None:
+    crds = Path(__file__).resolve().parents[2] / "crds"
+    kubectl.run("apply", "--server-side", "-f", str(crds))
+    for name in ("instances", "operatorversions"):
+        kubectl.run("wait", "--for=condition=Established", f"crd/{name}.kplan.dev", "--timeout=30s")
+    top = kubectl.run("explain", "instances").stdout
+    assert "GROUP:      kplan.dev" in top and "KIND:       Instance" in top and "VERSION:    v1alpha1" in top
+    assert "Servers should convert recognized schemas to the latest internal value" in top  # TypeMeta's own doc
+    assert re.search(r"metadata\t<ObjectMeta>", top) and re.search(r"spec\t<Object>", top)
+    spec = kubectl.run("explain", "instances.spec").stdout
+    assert re.search(r"operatorVersion\t<Object> -required-", spec)
+    files = kubectl.run("explain", "operatorversions.spec.files").stdout
+    assert "FIELD: files <map[string]string>" in files
+    name = kubectl.run("explain", "instances.metadata.name").stdout
+    assert "Name must be unique within a namespace" in name

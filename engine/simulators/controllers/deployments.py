@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from engine.simulators import conditions
+from engine.simulators import conditions, events
 from engine.simulators.api import DEPLOYMENT, REPLICASET, Api, JsonDict, ref_of
 from engine.simulators.controllers.workloads import (
     MANAGER,
@@ -20,6 +20,7 @@ from engine.simulators.controllers.workloads import (
 from engine.simulators.runtime import EVERYTHING, Ref, Stopwatch
 
 HASH_LABEL = "pod-template-hash"
+COMPONENT = "deployment-controller"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
@@ -156,7 +157,7 @@ class DeploymentController:
         created = new is None
         new = self._sync_new(deployment, new, pod_hash, max((revision_of(rs) for rs in olds), default=0))
         if int((new.get("status") or {}).get("availableReplicas") or 0) >= desired_replicas(deployment):
-            olds = [self._scale_down(rs) for rs in olds]
+            olds = [self._scale_down(deployment, rs) for rs in olds]
         deadline = float(spec.get("progressDeadlineSeconds") or 600)
         left = self._clock.remaining((namespace, name), (uid, generation_of(deployment), pod_hash), deadline)
         status = deployment_status(deployment, new, [new, *olds], created=created, timed_out=left <= 0,
@@ -167,21 +168,34 @@ class DeploymentController:
 
     def _sync_new(self, deployment: JsonDict, new: JsonDict | None, pod_hash: str, newest_old: int) -> JsonDict:
         """Create the ReplicaSet of the current template, or bring its replicas and revision up to date."""
-        if new is None:
-            return self._api.create(REPLICASET, new_replicaset(deployment, pod_hash, newest_old + 1), MANAGER)
         replicas = desired_replicas(deployment)
+        if new is None:
+            created = self._api.create(REPLICASET, new_replicaset(deployment, pod_hash, newest_old + 1), MANAGER)
+            self._record_scaling(deployment, created, 0, replicas)
+            return created
         surge, _ = surge_and_unavailable(deployment)
         revision = revision_of(new) if revision_of(new) > newest_old else newest_old + 1
         notes = {DESIRED: str(replicas), MAX_REPLICAS: str(replicas + surge), REVISION: str(revision)}
         current = new["metadata"].get("annotations") or {}
         if desired_replicas(new) == replicas and all(current.get(k) == v for k, v in notes.items()):
             return new
-        return self._api.patch(REPLICASET, *ref_of(new), {
+        patched = self._api.patch(REPLICASET, *ref_of(new), {
             "metadata": {"annotations": notes, "resourceVersion": new["metadata"]["resourceVersion"]},
             "spec": {"replicas": replicas}}, MANAGER)
+        self._record_scaling(deployment, patched, desired_replicas(new), replicas)
+        return patched
 
-    def _scale_down(self, rs: JsonDict) -> JsonDict:
+    def _scale_down(self, deployment: JsonDict, rs: JsonDict) -> JsonDict:
         if desired_replicas(rs) == 0:
             return rs
-        return self._api.patch(REPLICASET, *ref_of(rs), {
+        patched = self._api.patch(REPLICASET, *ref_of(rs), {
             "metadata": {"resourceVersion": rs["metadata"]["resourceVersion"]}, "spec": {"replicas": 0}}, MANAGER)
+        self._record_scaling(deployment, patched, desired_replicas(rs), 0)
+        return patched
+
+    def _record_scaling(self, deployment: JsonDict, rs: JsonDict, before: int, after: int) -> None:
+        if before != after:
+            direction = "up" if after > before else "down"
+            events.record(self._api, deployment, events.NORMAL, "ScalingReplicaSet",
+                          f"Scaled {direction} replica set {rs['metadata']['name']} from {before} to {after}",
+                          COMPONENT)
