@@ -43,8 +43,9 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--backend", choices=backends.BACKENDS, default="dev",
                         help="dev (in-memory, the default) or real (the real control plane)")
     parser.add_argument("--port", type=port_number, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
-    parser.add_argument("--nodes", default="node1",
-                        help="comma-separated node names for the simulators (default: one node, node1; '' for none)")
+    default_nodes = ",".join(backends.DEFAULT_NODES)
+    parser.add_argument("--nodes", default=default_nodes,
+                        help=f"comma-separated node names for the simulators (default: {default_nodes}; '' for none)")
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
     parser.add_argument("--token", help="require this bearer token from clients (dev backend only)")
     parser.set_defaults(func=run)
