@@ -208,10 +208,11 @@ def _length_violation(param: Parameter, value: Any) -> str | None:
     if not isinstance(value, str | list | dict):
         return None
     unit = "character" if isinstance(value, str) else "item"
+    got = "" if param.secret else f", got {len(value)}"  # not even a secret's length
     if param.min_length is not None and len(value) < param.min_length:
-        return f"must have at least {_count(param.min_length, unit)}, got {len(value)}"
+        return f"must have at least {_count(param.min_length, unit)}{got}"
     if param.max_length is not None and len(value) > param.max_length:
-        return f"must have at most {_count(param.max_length, unit)}, got {len(value)}"
+        return f"must have at most {_count(param.max_length, unit)}{got}"
     return None
 
 
