@@ -53,7 +53,7 @@ def coerce(param: Parameter, raw: str) -> Any:
                 return _structured(param, text)
     except ValueError:
         pass
-    raise ParameterInvalid(param.name, f"must be {_type_phrase(param.type)}, got {raw!r}")
+    raise ParameterInvalid(param.name, f"must be {_type_phrase(param.type)}{_got(param, raw)}")
 
 
 def _number(text: str) -> int | float:
@@ -79,7 +79,7 @@ def _structured(param: Parameter, text: str) -> Any:
         value = yaml.safe_load(text)
     except (yaml.YAMLError, ValueError, RecursionError) as e:
         raise ValueError(text) from e
-    if _type_violation(param.type, value):
+    if _type_violation(param, value):
         raise ValueError(text)
     return value
 
@@ -146,9 +146,12 @@ def validate(param: Parameter, value: Any) -> None:
 
 
 def violation(param: Parameter, value: Any) -> str | None:
-    """Why `value` does not fit the parameter (type, enum, bounds, pattern, length), or None."""
+    """Why `value` does not fit the parameter (type, enum, bounds, pattern, length), or None.
+
+    The reason quotes the value, except a secret parameter's: no refusal may print a secret.
+    """
     return (
-        _type_violation(param.type, value)
+        _type_violation(param, value)
         or _enum_violation(param, value)
         or _bounds_violation(param, value)
         or _pattern_violation(param, value)
@@ -156,7 +159,8 @@ def violation(param: Parameter, value: Any) -> str | None:
     )
 
 
-def _type_violation(t: ParamType, value: Any) -> str | None:
+def _type_violation(param: Parameter, value: Any) -> str | None:
+    t = param.type
     fits = {
         ParamType.STRING: isinstance(value, str),
         ParamType.INTEGER: isinstance(value, int) and not isinstance(value, bool),
@@ -165,13 +169,13 @@ def _type_violation(t: ParamType, value: Any) -> str | None:
         ParamType.ARRAY: isinstance(value, list),
         ParamType.MAP: isinstance(value, dict),
     }[t]
-    return None if fits else f"must be {_type_phrase(t)}, got {_show(value)}"
+    return None if fits else f"must be {_type_phrase(t)}{_got(param, value)}"
 
 
 def _enum_violation(param: Parameter, value: Any) -> str | None:
     if param.enum is None or any(_same(value, e) for e in param.enum):
         return None
-    return f"must be one of {', '.join(_show(e) for e in param.enum)}, got {_show(value)}"
+    return f"must be one of {', '.join(_show(e) for e in param.enum)}{_got(param, value)}"
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -183,9 +187,9 @@ def _bounds_violation(param: Parameter, value: Any) -> str | None:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
     if param.minimum is not None and value < param.minimum:
-        return f"must be at least {_show(param.minimum)}, got {_show(value)}"
+        return f"must be at least {_show(param.minimum)}{_got(param, value)}"
     if param.maximum is not None and value > param.maximum:
-        return f"must be at most {_show(param.maximum)}, got {_show(value)}"
+        return f"must be at most {_show(param.maximum)}{_got(param, value)}"
     return None
 
 
@@ -197,22 +201,28 @@ def _pattern_violation(param: Parameter, value: Any) -> str | None:
         matched = re.search(param.pattern, value) is not None
     except re.error:
         return f"has a pattern that is not a valid regular expression: {param.pattern!r}"
-    return None if matched else f"must match the pattern {param.pattern!r}, got {_show(value)}"
+    return None if matched else f"must match the pattern {param.pattern!r}{_got(param, value)}"
 
 
 def _length_violation(param: Parameter, value: Any) -> str | None:
     if not isinstance(value, str | list | dict):
         return None
     unit = "character" if isinstance(value, str) else "item"
+    got = "" if param.secret else f", got {len(value)}"  # not even a secret's length
     if param.min_length is not None and len(value) < param.min_length:
-        return f"must have at least {_count(param.min_length, unit)}, got {len(value)}"
+        return f"must have at least {_count(param.min_length, unit)}{got}"
     if param.max_length is not None and len(value) > param.max_length:
-        return f"must have at most {_count(param.max_length, unit)}, got {len(value)}"
+        return f"must have at most {_count(param.max_length, unit)}{got}"
     return None
 
 
 def _count(n: int, unit: str) -> str:
     return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+
+
+def _got(param: Parameter, value: Any) -> str:
+    """`, got VALUE` for the end of a reason; nothing for a secret parameter (its value is never printed)."""
+    return "" if param.secret else f", got {_show(value)}"
 
 
 def _show(value: Any) -> str:

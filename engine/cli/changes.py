@@ -74,9 +74,22 @@ def immutables_kept(pkg: Package, current: Mapping[str, Any], given: Mapping[str
 
 
 def parameters_patch(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> Json:
-    """A merge patch of spec.parameters from `current` to `wanted` (null removes a name)."""
-    patch: Json = {k: v for k, v in wanted.items() if current.get(k) != v or k not in current}
-    patch.update({k: None for k in current if k not in wanted})
+    """A merge patch of spec.parameters from `current` to `wanted` (null removes a name).
+
+    A value given replaces the old one: a merge patch merges maps, so the keys of an old map value that
+    the new one lacks are nulled out (`-p 'x={}'` empties x), at every depth.
+    """
+    return merge_diff(current, wanted)
+
+
+def merge_diff(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> Json:
+    """The JSON merge patch (RFC 7396) that turns the map `current` into `wanted`."""
+    patch: Json = {k: None for k in current if k not in wanted}
+    for key, value in wanted.items():
+        old = current.get(key)
+        if key in current and old == value:
+            continue
+        patch[key] = merge_diff(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
     return patch
 
 

@@ -20,6 +20,15 @@ from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED, DevCluster
 
 DEFAULT_KUBECONFIG = "~/.kube/kplan-dev.yaml"
 CONTEXT = "kplan-dev"
+MAX_PORT = 65535
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0..65535 (0 picks a free one); a usage error otherwise."""
+    port = int(text) if text.strip().isdigit() else -1
+    if not 0 <= port <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 0 to {MAX_PORT}")
+    return port
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
@@ -34,9 +43,10 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     )
     parser.add_argument("--backend", choices=backends.BACKENDS, default="dev",
                         help="dev (in-memory, the default) or real (the real control plane)")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
-    parser.add_argument("--nodes", default="node1",
-                        help="comma-separated node names for the simulators (default: one node, node1; '' for none)")
+    parser.add_argument("--port", type=port_number, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
+    default_nodes = ",".join(backends.DEFAULT_NODES)
+    parser.add_argument("--nodes", default=default_nodes,
+                        help=f"comma-separated node names for the simulators (default: {default_nodes}; '' for none)")
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
     parser.add_argument("--token", help="require this bearer token from clients (dev backend only)")
     parser.add_argument("--runtime", choices=RUNTIMES, default=SIMULATED,

@@ -17,7 +17,7 @@ from engine.cli.cluster import connect_from, instance_of, package_of
 from engine.errors import FieldConflict, KplanError, PermanentError
 from engine.kube import Kube
 from engine.model import Package, TaskKind
-from engine.planner import Ref, pipes, secrets, tasks, triggers
+from engine.planner import Ref, ownership, pipes, secrets, tasks, triggers
 from engine.planner.rendering import Scene, render_plan
 from engine.planner.stamping import Owner
 from engine.runner.acting import with_instance_namespace
@@ -51,10 +51,11 @@ def run(args: argparse.Namespace) -> int:
 
 @dataclass(frozen=True)
 class Applied:
-    """An object the plan applies, with the force setting of its task."""
+    """An object the plan applies, with the force setting of its task and the Instance that applies it."""
 
     obj: Json
     force: bool
+    owner: Owner
 
 
 def differences(args: argparse.Namespace) -> list[str]:
@@ -85,7 +86,8 @@ def applied_objects(kube: Kube, pkg: Package, instance: Mapping[str, Any], plan:
     for (_step, name), rendered in render_plan(pkg, pkg.plan(plan), scene).items():
         task = pkg.task(name)
         if tasks.mode(task, values) in APPLIED_KINDS:
-            found += [Applied(with_instance_namespace(obj, owner.namespace), task.force) for obj in rendered.objects]
+            found += [Applied(with_instance_namespace(obj, owner.namespace), task.force, owner)
+                      for obj in rendered.objects]
     return found
 
 
@@ -105,16 +107,26 @@ def compare(kube: Kube, applied: Applied) -> str:
     ref = Ref.of(applied.obj)
     live = kube.get(ref.api_version, ref.kind, ref.name, ref.namespace)
     notes: list[str] = []
+    manager = manager_for(applied, live)
     try:
-        after = kube.apply(applied.obj, force=applied.force, dry_run=True)
+        after = kube.apply(applied.obj, force=applied.force, field_manager=manager, dry_run=True)
     except FieldConflict as conflict:
         notes.append(f"conflict: {conflict}; kplan applies it only with force\n")
-        after = kube.apply(applied.obj, force=True, dry_run=True)
+        after = kube.apply(applied.obj, force=True, field_manager=manager, dry_run=True)
     before, shown = diffing.masked(diffing.stripped(live), diffing.stripped(after))
     text = diffing.unified(before, shown, object_name(ref))
     if live is not None:
         notes += drift_lines(ref, applied.obj, live)
     return text + "".join(notes)
+
+
+def manager_for(applied: Applied, live: Mapping[str, Any] | None) -> str:
+    """The Instance's field manager, or the legacy one on an object whose fields the engine hands over from it
+    before applying (a dry run cannot hand over; applying as that manager comes to the same)."""
+    owner = applied.owner
+    if ownership.handover(Ref.of(applied.obj), live, owner.namespace, owner.name, adopt=False) is not None:
+        return ownership.LEGACY_MANAGER
+    return owner.manager
 
 
 def drift_lines(ref: Ref, rendered: Mapping[str, Any], live: Mapping[str, Any]) -> list[str]:

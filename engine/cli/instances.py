@@ -74,9 +74,10 @@ def run_update(args: argparse.Namespace) -> int:
         plan = changes.triggered_plan(pkg, current, wanted)
         check_renders(pkg, args.instance, kube.namespace, with_stand_ins(pkg, changes.resolved_or_given(pkg, wanted)))
     if plan is None:
-        print(f"instance.kplan.dev/{args.instance} unchanged: the parameters already have these values")
-        return 0
+        return unchanged(args.instance)
     patched = patch_spec(kube, instance, {"parameters": changes.parameters_patch(current, wanted)})
+    if generation(patched) == generation(instance):  # the server kept the spec as it was: no plan will run
+        return unchanged(args.instance)
     print(f"instance.kplan.dev/{args.instance} updated ({parameter_text(pkg, given)}); plan {plan} runs")
     return waited(kube, args, instance, patched, plan, pkg)
 
@@ -166,6 +167,15 @@ def run_uninstall(args: argparse.Namespace) -> int:
 
 
 # --- shared ------------------------------------------------------------------------------------
+
+
+def unchanged(name: str) -> int:
+    print(f"instance.kplan.dev/{name} unchanged: the parameters already have these values")
+    return 0
+
+
+def generation(instance: Mapping[str, Any] | None) -> Any:
+    return ((instance or {}).get("metadata") or {}).get("generation")
 
 
 def spec_parameters(instance: Mapping[str, Any]) -> Json:

@@ -58,7 +58,7 @@ def run_new(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     try:
-        pkg, problems = verify.verify(kudo.read_package_files(args.package), args.package)
+        pkg, problems = verify.verify(kudo.read_package_files(args.package), args.package, render=True)
     except PackageInvalid as e:  # unreadable files: the reader found these before any rule ran
         pkg, problems = None, list(e.problems)
     for problem in problems:

@@ -11,7 +11,7 @@ from typing import Any
 from engine import generating, params
 from engine.cli.records import Origin
 from engine.cli.sources import Dependency, Fetched, dependencies, load_package
-from engine.errors import KplanError, ParameterInvalid, PermanentError, RenderError
+from engine.errors import KplanError, PermanentError, RenderError
 from engine.model import Package
 from engine.planner import pipes, secrets
 from engine.planner.rendering import Scene, render_plan
@@ -100,13 +100,9 @@ def check_name(name: str) -> None:
 
 @contextmanager
 def secrets_hidden(pkg: Package, assignments: Sequence[str], values: Mapping[str, Any] | None = None) -> Iterator[None]:
-    """Errors raised inside name a secret parameter but never show its value."""
+    """Errors raised inside never show a secret value (parameter refusals do not quote one in the first place)."""
     try:
         yield
-    except ParameterInvalid as err:
-        if err.name in secret_names(pkg):
-            raise ParameterInvalid(err.name, err.reason.split(", got ")[0]) from None
-        raise
     except KplanError as err:
         texts = secret_texts(pkg, assignments, values or {})
         if texts and any(t in str(err) for t in texts):

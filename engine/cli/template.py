@@ -17,6 +17,7 @@ from typing import Any
 
 from engine import graph, params, render
 from engine.cli import output
+from engine.cli.preflight import given_values, secrets_hidden
 from engine.cli.sources import load_package
 from engine.errors import PermanentError
 from engine.model import Package, Plan, TaskKind
@@ -44,11 +45,8 @@ def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
 def parameter_values(pkg: Package, args: argparse.Namespace) -> dict[str, Any]:
     """Values from -P, overridden by -p, completed with defaults and validated; a generated parameter without
     a value shows as `<generated KIND>` (the engine makes the real one at install)."""
-    given: dict[str, Any] = {}
-    if args.parameter_file:
-        given.update(params.load_file(pkg, args.parameter_file))
-    given.update(params.parse_assignments(pkg, args.parameter))
-    values = params.resolve(pkg, given)
+    with secrets_hidden(pkg, args.parameter):
+        values = params.resolve(pkg, given_values(pkg, args.parameter_file, args.parameter))
     return {**values, **{p.name: f"<generated {p.generate.kind.value}>" for p in pkg.parameters
                          if p.generate is not None and values.get(p.name) is None}}
 

@@ -10,9 +10,10 @@ from typing import Any, Protocol
 from engine.devcluster.cluster import SIMULATED, DevCluster
 from engine.devcluster.real import RealCluster
 
-__all__ = ["BACKENDS", "Cluster", "new"]
+__all__ = ["BACKENDS", "DEFAULT_NODES", "Cluster", "new"]
 
 BACKENDS = ("dev", "real")
+DEFAULT_NODES = ("node1",)  # `kplan devcluster` without --nodes, and `kplan test` when a suite names no nodes
 
 
 class Cluster(Protocol):

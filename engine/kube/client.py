@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from engine.kube.clock import Clock, SystemClock
 from engine.kube.discovery import Discovery, Resource
 from engine.kube.errors import NotFound
 from engine.kube.events import record_event
+from engine.kube.managers import hand_over
 from engine.kube.metrics import CountingApiClient
 from engine.kube.objects import describe, identity_of, with_type
 from engine.kube.status import update_status
@@ -78,6 +79,11 @@ class Kube:
             query["dryRun"] = "All"
         path = resource.path(namespace, name)
         return self._object_call("apply", resource, namespace, name, "PATCH", path, query, dict(obj), APPLY_PATCH)
+
+    def hand_over(self, api_version: str, kind: str, name: str, namespace: str | None, managers: Collection[str],
+                  to: str) -> dict[str, Any] | None:
+        """Make field manager `to` own the fields `managers` own on the object (engine.kube.managers)."""
+        return hand_over(self, api_version, kind, name, namespace, managers, to)
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         """The live object, or None when it does not exist."""

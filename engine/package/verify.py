@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from engine.errors import Problem
 from engine.model import Package
+from engine.package import renders
 from engine.package.build import build_package
 from engine.package.rules import health, metadata, params, plans, shape, tasks, templates
 from engine.package.source import YMap, parse
@@ -52,15 +53,22 @@ RULES: tuple[Rule, ...] = (
 RULES_FOR_BROKEN: tuple[Rule, ...] = (shape.shape, templates.template_syntax)
 
 
-def verify(files: Mapping[str, str], source: str) -> tuple[Package | None, list[Problem]]:
-    """Check a package's files; the Package when there are no errors, and every Problem, sorted."""
+def verify(files: Mapping[str, str], source: str, *, render: bool = False) -> tuple[Package | None, list[Problem]]:
+    """Check a package's files; the Package when there are no errors, and every Problem, sorted.
+
+    With `render`, every template of every plan is rendered too (engine.package.renders), as `package verify`
+    does: a package that loads may still not install with its defaults. Loading a package does not render.
+    """
     docs, problems = read_documents(files, source)
     for rule in RULES_FOR_BROKEN if docs.broken else RULES:
         problems.extend(rule(docs))
-    found = sorted(set(problems))
-    if any(not p.warning for p in found):
-        return None, found
-    return build_package(docs, files), found
+    errors = {p.file for p in problems if not p.warning}
+    renderable = render and not docs.broken and all(file.startswith(TEMPLATES_DIR) for file in errors)
+    if not renderable:
+        return (None if errors else build_package(docs, files)), sorted(set(problems))
+    pkg = build_package(docs, files)  # templates with errors already are not rendered: each is reported once
+    found = sorted(set(problems) | set(renders.render_problems(pkg, skip=errors)))
+    return (None if any(not p.warning for p in found) else pkg), found
 
 
 def read_documents(files: Mapping[str, str], source: str) -> tuple[Docs, list[Problem]]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.model import Generated
+from engine.planner.ownership import LEGACY_MANAGER, Handover
 from engine.planner.refs import Ref
 
 __all__ = [
@@ -28,11 +29,14 @@ UNINSTALL_STEP = "uninstall"
 
 @dataclass(frozen=True)
 class Apply:
-    """Server-side apply of fully rendered objects (field manager `kplan`)."""
+    """Server-side apply of fully rendered objects with the Instance's field manager (engine.planner.ownership);
+    first, on each object of `handovers`, the fields of the managers named there become `manager`'s."""
 
     step: str
     objects: tuple[dict[str, Any], ...]
     force: bool = False
+    manager: str = LEGACY_MANAGER
+    handovers: tuple[Handover, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from engine.planner import ownership
 from engine.planner.refs import Ref
 
-__all__ = ["PRUNED_PLANS", "entries", "prunable", "with_applied", "without_gone"]
+__all__ = ["PRUNED_PLANS", "entries", "prunable", "with_applied", "without_foreign", "without_gone"]
 
 Json = dict[str, Any]
 PRUNED_PLANS = frozenset({"deploy", "update", "upgrade"})
@@ -32,6 +33,11 @@ def with_applied(items: Sequence[Json], objects: Iterable[Mapping[str, Any]], pl
 def without_gone(items: Sequence[Json], keep: Collection[Ref], observed: Mapping[Ref, Any]) -> list[Json]:
     """The inventory without objects that are gone and not wanted (wanted ones may just not be observed yet)."""
     return sort(e for e in items if Ref.of_entry(e) in observed or Ref.of_entry(e) in keep)
+
+
+def without_foreign(items: Sequence[Json], observed: Mapping[Ref, Any], namespace: str, name: str) -> list[Json]:
+    """The inventory without objects that belong to another Instance now (it adopted them): never deleted here."""
+    return [e for e in items if ownership.foreign_claim(observed.get(Ref.of_entry(e)), namespace, name) is None]
 
 
 def prunable(items: Sequence[Json], keep: Collection[Ref]) -> list[Ref]:

@@ -82,7 +82,9 @@ def keep_inventory(outcome: Outcome, scope: PlanScope, progress: Progress, prune
     keep = desired(scope) | {Ref.of(o) for o in applied}
     complete = progress.record.get("status") == PlanStatus.COMPLETE
     extra = deploy_refs(scope) if prune and complete else None
+    owner = scope.owner
     items = inventory.with_applied(inventory.entries(outcome.status), applied, scope.plan.name)
+    items = inventory.without_foreign(items, scope.observed, owner.namespace, owner.name)
     pruned: tuple[Action, ...] = ()
     if extra is not None:
         keep |= extra

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.planner.ownership import field_manager
 from engine.render.stamping import INSTANCE_API_VERSION as INSTANCE_API
 from engine.render.stamping import stamp as render_stamp
 
@@ -22,6 +23,11 @@ class Owner:
     namespace: str
     uid: str
     operator: str
+
+    @property
+    def manager(self) -> str:
+        """The field manager this Instance applies with."""
+        return field_manager(self.namespace, self.name)
 
 
 def stamp(obj: Mapping[str, Any], owner: Owner, plan: str, step: str, operator: str | None = None) -> dict[str, Any]:

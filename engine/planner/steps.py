@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from engine.model import Package, Plan, Step, Task
-from engine.planner import tasks
+from engine.planner import ownership, tasks
 from engine.planner.actions import Action, Apply, Delete, Event, Settings
 from engine.planner.drift import first_difference
 from engine.planner.refs import Ref
@@ -67,13 +67,39 @@ def task_scopes(scope: StepScope, record: Mapping[str, Any]) -> list[tasks.TaskS
 
 
 def start_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
-    """Apply (or delete) what the step's tasks render; the step is IN_PROGRESS from now."""
+    """Apply (or delete) what the step's tasks render; the step is IN_PROGRESS from now. An object of another
+    Instance is not taken over (FATAL_ERROR) unless its task has `force: true`."""
     works = [(ts.task, tasks.start(ts)) for ts in task_scopes(scope, record)]
-    actions: list[Action] = [Apply(scope.step.name, w.applies, t.force) for t, w in works if w.applies]
+    taken = [(t, o, claim) for t, w in works if not t.force for o in w.applies if (claim := claimed(scope, o))]
+    if taken:
+        return StepResult({**record, "status": PlanStatus.FATAL_ERROR.value, "message": refused(taken)})
+    actions: list[Action] = [applying(scope, w.applies, force=t.force, adopt=t.force) for t, w in works if w.applies]
     actions += [Delete(scope.step.name, w.deletes) for _, w in works if w.deletes]
     touched = [Ref.of(o) for _, w in works for o in w.applies] + [r for _, w in works for r in w.deletes]
     new = {**record, "status": PlanStatus.IN_PROGRESS.value, "startedAt": stamp(scope.now), "message": started(touched)}
     return StepResult(new, tuple(actions), deadline=timeout_at(new["startedAt"], scope.step.timeout))
+
+
+def claimed(scope: StepScope, obj: Mapping[str, Any]) -> ownership.Claim | None:
+    """The other Instance the live copy of `obj` belongs to, if any."""
+    return ownership.foreign_claim(scope.observed.get(Ref.of(obj)), scope.owner.namespace, scope.owner.name)
+
+
+def refused(taken: Sequence[tuple[Task, Mapping[str, Any], ownership.Claim]]) -> str:
+    task, obj, claim = taken[0]
+    more = f" (and {len(taken) - 1} more objects of other Instances)" if len(taken) > 1 else ""
+    return (f"{Ref.of(obj)} belongs to {claim}{more}: kplan does not take over another Instance's objects; "
+            f"set `force: true` on task {task.name} to adopt it")
+
+
+def applying(scope: StepScope, objects: Sequence[Mapping[str, Any]], *, force: bool = False,
+             adopt: bool = False) -> Apply:
+    """Apply `objects` as the step's Instance, taking over first what its legacy manager (and, adopting,
+    another Instance) owns on them."""
+    owner = scope.owner
+    handovers = tuple(h for o in objects if (h := ownership.handover(
+        Ref.of(o), scope.observed.get(Ref.of(o)), owner.namespace, owner.name, adopt=adopt)))
+    return Apply(scope.step.name, tuple(dict(o) for o in objects), force, owner.manager, handovers)
 
 
 def started(touched: Sequence[Ref]) -> str:
@@ -103,7 +129,7 @@ def wait_step(scope: StepScope, record: Mapping[str, Any], checks: Sequence[task
     if deadline is not None and aware(scope.now) >= deadline:
         message = f"did not finish within {scope.step.timeout:g}s; {waiting}"
         return StepResult(errored(record, message))
-    applies = tuple(Apply(scope.step.name, c.applies) for c in checks if c.applies)
+    applies = tuple(applying(scope, c.applies) for c in checks if c.applies)
     deadlines = [d for d in [deadline, *(c.deadline for c in checks)] if d is not None]
     new = {**record, "status": PlanStatus.IN_PROGRESS.value, "message": waiting}
     return StepResult(new, applies, deadline=min(deadlines) if deadlines else None)
@@ -142,14 +168,16 @@ def retry_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
 
 
 def heal_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
-    """Apply again what a started step rendered when the live object lost a rendered field or is gone."""
+    """Apply again what a started step rendered when the live object lost a rendered field or is gone
+    (an object another Instance has adopted since is left to it)."""
     complete = record.get("status") == PlanStatus.COMPLETE
     actions: list[Action] = []
     events: list[Event] = []
     for ts in task_scopes(scope, record):
-        healed = [(obj, why) for obj in tasks.drift_candidates(ts) if (why := drifted(obj, ts, complete))]
+        healed = [(obj, why) for obj in tasks.drift_candidates(ts)
+                  if not claimed(scope, obj) and (why := drifted(obj, ts, complete))]
         if healed:  # forced: the field was kplan's, and whoever changed it took it over by doing so
-            actions.append(Apply(scope.step.name, tuple(obj for obj, _ in healed), True))
+            actions.append(applying(scope, [obj for obj, _ in healed], force=True))
             events += [drift_event(obj, why) for obj, why in healed if why != GONE or complete]
     return StepResult(dict(record), tuple(actions), tuple(events))
 

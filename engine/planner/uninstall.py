@@ -32,7 +32,7 @@ def uninstall(pkg: Package, instance: Mapping[str, Any], observed: Mapping[Ref, 
         record = (outcome.status.get("plans") or {}).get(CLEANUP) or {}
         if record.get("status") not in TERMINAL:
             return outcome
-    return remove_all(outcome, observed)
+    return remove_all(outcome, observed, view.namespace(instance), view.name(instance))
 
 
 def cleanup(pkg: Package, instance: Mapping[str, Any], observed: Mapping[Ref, Mapping[str, Any]], now: datetime,
@@ -48,9 +48,11 @@ def cleanup(pkg: Package, instance: Mapping[str, Any], observed: Mapping[Ref, Ma
     return outcome.then(events=events)
 
 
-def remove_all(outcome: Outcome, observed: Mapping[Ref, Mapping[str, Any]]) -> Outcome:
-    """Delete every inventory object still there; release the Instance once none is left."""
+def remove_all(outcome: Outcome, observed: Mapping[Ref, Mapping[str, Any]], namespace: str, name: str) -> Outcome:
+    """Delete every inventory object still there (but those another Instance adopted); release the Instance
+    once none is left."""
     items = inventory.without_gone(inventory.entries(outcome.status), (), observed)
+    items = inventory.without_foreign(items, observed, namespace, name)
     present = tuple(Ref.of_entry(e) for e in items)
     status = {**outcome.status, "appliedResources": items}
     if present:

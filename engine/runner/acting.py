@@ -20,6 +20,7 @@ from engine.planner import (
     Ref,
 )
 from engine.planner import RemoveFinalizer as RemoveFinalizerAction
+from engine.planner.ownership import INSTANCE_NAMESPACE
 from engine.runner import generated
 from engine.runner.observed import RecentWrites
 
@@ -28,7 +29,6 @@ __all__ = ["INSTANCE_NAMESPACE", "Acting", "with_instance_namespace"]
 log = logging.getLogger(__name__)
 
 INSTANCE_LABEL = "kplan.dev/instance"
-INSTANCE_NAMESPACE = "kplan.dev/instance-namespace"  # on objects without an ownerReference to their Instance
 Json = dict[str, Any]
 
 
@@ -70,8 +70,13 @@ class Acting:
         return failures
 
     def _apply(self, action: Apply, namespace: str) -> None:
+        for handover in action.handovers:
+            ref = handover.ref
+            self._kube.hand_over(ref.api_version, ref.kind, ref.name, ref.namespace, handover.managers,
+                                 action.manager)
         for obj in action.objects:
-            applied = self._kube.apply(with_instance_namespace(obj, namespace), force=action.force)
+            applied = self._kube.apply(with_instance_namespace(obj, namespace), force=action.force,
+                                       field_manager=action.manager)
             self._recent.remember(applied)
 
     def _delete(self, action: Delete) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.planner import FINALIZER, Action, Delete, Ref, RemoveFinalizer
+from engine.planner import FINALIZER, Action, Delete, Ref, RemoveFinalizer, inventory
 
 __all__ = ["UNINSTALL_STEP", "orphan_actions", "stranded"]
 
@@ -23,7 +23,10 @@ def stranded(instance: Mapping[str, Any]) -> bool:
 
 
 def orphan_actions(instance: Mapping[str, Any], observed: Mapping[Ref, Any]) -> tuple[Action, ...]:
-    """Delete what the inventory lists and is still there; once nothing is, release the Instance."""
+    """Delete what the inventory lists and is still there (but what another Instance adopted); once nothing is,
+    release the Instance."""
+    meta = instance.get("metadata") or {}
     entries = ((instance.get("status") or {}).get("appliedResources")) or []
-    present = tuple(ref for ref in (Ref.of_entry(e) for e in entries) if ref in observed)
+    mine = inventory.without_foreign(entries, observed, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    present = tuple(ref for ref in (Ref.of_entry(e) for e in mine) if ref in observed)
     return (Delete(UNINSTALL_STEP, present),) if present else (RemoveFinalizer(),)

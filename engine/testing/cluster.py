@@ -55,7 +55,7 @@ class LocalCluster:
 
     def __init__(self, nodes: Sequence[Node], folder: Path, *, planner: Settings = PLANNER,
                  backend: str = "dev", runtime: str = SIMULATED) -> None:
-        self.nodes = tuple(nodes)
+        self.nodes = tuple(nodes) or tuple(Node(name) for name in backends.DEFAULT_NODES)
         self.kubeconfig = folder / "kubeconfig"
         self.cluster = backends.new(backend, simulate=True, nodes=[n.name for n in self.nodes], runtime=runtime)
         self._planner = planner

@@ -24,9 +24,11 @@ class Finding:
     source: str
     headline: str
     mismatches: tuple[Mismatch, ...] = ()
+    notes: tuple[str, ...] = ()  # what explains the differences, e.g. the message of the step a plan waits on
 
     def lines(self) -> list[str]:
-        return [f"{self.source}: {self.headline}", *(f"  {m}" for m in self.mismatches)]
+        return [f"{self.source}: {self.headline}", *(f"  {m}" for m in self.mismatches),
+                *(f"  {note}" for note in self.notes)]
 
 
 class Observer:
@@ -77,10 +79,12 @@ class Observer:
             what = f"{expected.kind} {expected.name}" if expected.name else f"no {expected.kind}"
             return Finding(expected.source, f"{what} not found{where}" if expected.name else f"{what}{where}")
         mismatches, closest = ranked[0]
+        notes = unfinished_steps(closest, mismatches) if (expected.api_version, expected.kind) == INSTANCE else ()
         if expected.name:
-            return Finding(expected.source, f"{expected.kind} {expected.name}{where} differs", tuple(mismatches))
+            return Finding(expected.source, f"{expected.kind} {expected.name}{where} differs", tuple(mismatches),
+                           notes)
         return Finding(expected.source, f"no {expected.kind}{where} matches; the closest, "
-                       f"{name_of(closest)}, differs", tuple(mismatches))
+                       f"{name_of(closest)}, differs", tuple(mismatches), notes)
 
     def forbidden(self, expected: Expectation, namespace: str) -> Finding | None:
         """None when no object matches `expected`; else the one that does."""
@@ -102,6 +106,25 @@ class Observer:
             found = self._caches.get(expected.api_version, expected.kind, expected.name, where)
             return ([found] if found is not None else []), text
         return self._caches.list(expected.api_version, expected.kind, where), text
+
+
+def unfinished_steps(instance: Mapping[str, Any], mismatches: Sequence[Mismatch]) -> tuple[str, ...]:
+    """For each plan a differing field is about (`status.plans.NAME...`, else the active plan), its steps that
+    are not COMPLETE, with their messages: why the Instance is not where the test expects it."""
+    status = instance.get("status") or {}
+    records = status.get("plans") or {}
+    paths = [m.path.split(".") for m in mismatches]
+    named = [p[2] for p in paths if len(p) > 2 and p[:2] == ["status", "plans"]]
+    if not named and any(p[0] == "status" for p in paths):
+        named = [str((status.get("activePlan") or {}).get("name") or "")]
+    steps = [(plan, phase, step) for plan in dict.fromkeys(named)
+             for phase in (records.get(plan) or {}).get("phases") or [] for step in phase.get("steps") or []]
+    return tuple(f"step {plan}/{phase.get('name')}/{step.get('name')} is {step['status']}{message_of(step)}"
+                 for plan, phase, step in steps if step.get("status") not in (None, "COMPLETE", "PENDING"))
+
+
+def message_of(step: Mapping[str, Any]) -> str:
+    return f": {step['message']}" if step.get("message") else ""
 
 
 def caught_up(instance: Mapping[str, Any]) -> bool:

@@ -86,4 +86,4 @@ def test_a_task_with_force_takes_the_field_over(kplan: Kplan, manager: Manager) 
     forced = kplan.kube.get("v1", "ConfigMap", "own-forced", kplan.namespace)
     assert forced["data"] == {"owner": "kplan"}
     owners = {m["manager"] for m in forced["metadata"]["managedFields"] if "f:owner" in str(m.get("fieldsV1"))}
-    assert owners == {"kplan"}
+    assert owners == {f"kplan/{kplan.namespace}/own"}  # the Instance's own field manager

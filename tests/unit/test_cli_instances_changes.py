@@ -67,6 +67,15 @@ def test_a_parameters_patch_sets_what_changed_and_removes_what_is_gone() -> None
     assert changes.parameters_patch({"a": 1}, {"a": 1}) == {}
 
 
+def test_a_parameters_patch_replaces_map_values_instead_of_merging_them() -> None:
+    current = {"m": {"a": "1", "n": {"x": 1, "y": 2}}, "e": {"k": "v"}, "s": "keep"}
+    wanted = {"m": {"b": "2", "n": {"x": 1}}, "e": {}, "s": "keep"}
+
+    assert changes.parameters_patch(current, wanted) == {"m": {"a": None, "b": "2", "n": {"y": None}},
+                                                         "e": {"k": None}}
+    assert changes.parameters_patch({"m": "text"}, {"m": {"a": 1}}) == {"m": {"a": 1}}
+
+
 HISTORY = [
     {"operatorVersion": "cli-app-0.1.0", "parameters": {"note": "none", "replicas": 1, "zone": "a"}, "at": "t1"},
     {"operatorVersion": "cli-app-0.1.0", "parameters": {"note": "kept", "replicas": 1, "zone": "a"}, "at": "t2"},
