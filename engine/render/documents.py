@@ -10,7 +10,7 @@ import yaml
 from engine.errors import RenderError
 from engine.render.limits import Budget, LimitExceeded, measure
 
-__all__ = ["parse_objects"]
+__all__ = ["parse_objects", "unshared"]
 
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -41,7 +41,7 @@ def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
             if document is None:
                 continue
             measure(document, budget)  # aliases may expand a small text into a huge value
-            objects.append(_checked(_unshared(document), file, index, node.start_mark.line + 1))
+            objects.append(_checked(unshared(document), file, index, node.start_mark.line + 1))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -57,12 +57,12 @@ def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
     return objects
 
 
-def _unshared(value: Any) -> Any:
-    """A copy in which no two places share a dict or list (YAML aliases do share them)."""
+def unshared(value: Any) -> Any:
+    """A deep copy of plain data in which no two places share a dict or list (YAML aliases do share them)."""
     if isinstance(value, dict):
-        return {key: _unshared(item) for key, item in value.items()}
+        return {key: unshared(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_unshared(item) for item in value]
+        return [unshared(item) for item in value]
     return value
 
 
