@@ -6,9 +6,16 @@ import argparse
 
 from engine.package.durations import parse_duration
 
-__all__ = ["add_instance_flag", "add_parameter_flags", "add_wait_flags", "duration"]
+__all__ = ["add_instance_flag", "add_parameter_flags", "add_wait_flags", "duration", "positive_int"]
 
 DEFAULT_TIMEOUT = "5m"
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
 
 
 def duration(text: str) -> float:
