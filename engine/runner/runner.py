@@ -8,13 +8,13 @@ packages, its own recent writes) only saves work or hides the lag of the watch c
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from engine.errors import KplanError, PackageInvalid
 from engine.kube import Caches, Clock, Conflict, Kube, NotFound
 from engine.model import Package
-from engine.planner import Decision, Event, Ref, Settings, decide, record_failures
+from engine.planner import Action, Apply, Decision, Delete, Event, Ref, Settings, decide, record_failures
 from engine.runner.acting import Acting
 from engine.runner.events import RunEvent, changes
 from engine.runner.observed import ObservedView, RecentWrites
@@ -30,6 +30,9 @@ OPERATOR_VERSION = ("kplan.dev/v1alpha1", "OperatorVersion")
 DRIVER_ANNOTATION = "kplan.dev/runner"  # who drives the Instance: "cli" (`kplan run`), else the manager
 MANAGER, CLI = "manager", "cli"
 ATTEMPTS = 5  # passes when the Instance keeps changing under us (status write conflicts)
+# Decisions after the first within one pass: what was just applied may already be healthy (a ConfigMap is once
+# applied), so the steps after it start in the same pass and one status write records them all.
+FOLLOW_UPS = 4
 
 DEFAULT_SETTINGS = Settings()
 
@@ -100,6 +103,16 @@ class Runner:
         instance = self._acting.before(decision.actions, instance)
         failures = self._acting.objects(decision.actions, namespace_of(instance))
         decision = record_failures(decision, failures, now, self._settings)
+        for _ in range(FOLLOW_UPS):
+            if failures or not touched(decision.actions):
+                break
+            follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
+            if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
+                break  # nothing new started (or the same objects again: that is the next pass's to judge)
+            failures = self._acting.objects(follow.actions, namespace_of(instance))
+            follow = record_failures(follow, failures, now, self._settings)
+            decision = Decision(decision.actions + follow.actions, follow.status, decision.events + follow.events,
+                                follow.requeue_after)
         old_status = before.get("status") or {}
         if decision.status != old_status:
             instance = self._acting.write_status(instance, decision.status)
@@ -179,6 +192,12 @@ class Runner:
             self._kube.event(instance, reason, message, type="Warning")
         except KplanError as err:
             log.warning("event not recorded", extra={"reason": reason, "error": str(err)})
+
+
+def touched(actions: Iterable[Action]) -> set[Ref]:
+    """The objects that `actions` apply or delete."""
+    refs = {Ref.of(obj) for a in actions if isinstance(a, Apply) for obj in a.objects}
+    return refs | {ref for a in actions if isinstance(a, Delete) for ref in a.refs}
 
 
 def involved_object(event: Event, observed: ObservedView) -> Json:
