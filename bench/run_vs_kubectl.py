@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import RequestCount, install_crds, machine, step_package, write_package
+from _common import RequestCount, add_backend_flag, install_crds, machine, step_package, write_package
+from _common import cluster as cluster_for
 
 from engine import render
 from engine.devcluster.cluster import DevCluster
@@ -92,7 +93,7 @@ def summary(times: list[float], requests: list[Counter[str]]) -> dict[str, Any]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp, DevCluster(simulate=True, nodes=("node-1",)) as cluster:
+    with tempfile.TemporaryDirectory() as tmp, cluster_for(args.backend) as cluster:
         folder = Path(tmp)
         kubeconfig = cluster.write_kubeconfig(folder / "config")
         package = write_package(step_package("bench-run", args.steps), folder / "package")
@@ -127,6 +128,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5, help="serial steps of ConfigMap + Job (default 5)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each side (default 5)")
+    add_backend_flag(parser)
     args = parser.parse_args()
     facts = machine()
     figures = measure(args)
