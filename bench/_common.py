@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import platform
 import resource
+import statistics
 import tempfile
 import threading
 import time
@@ -48,6 +49,15 @@ def cluster(backend: str = "dev", **options: Any) -> DevCluster:
     if backend != "dev":
         raise SystemExit(f"--backend {backend}: not wired yet; only the dev backend is measured")
     return DevCluster(**{"simulate": True, "nodes": ("node-1",), **options})
+
+
+def runs_summary(times: Sequence[float], requests: Sequence[Counter[str]]) -> dict[str, Any]:
+    """Median, min and max wall time of some runs, and their mean API requests by verb."""
+    verbs = sorted({verb for counts in requests for verb in counts})
+    mean = {verb: round(sum(c[verb] for c in requests) / len(requests), 1) for verb in verbs}
+    return {"wall_seconds_median": round(statistics.median(times), 3), "wall_seconds_min": round(min(times), 3),
+            "wall_seconds_max": round(max(times), 3), "api_requests": mean,
+            "api_requests_total": round(sum(mean.values()), 1)}
 
 
 def writes(counts: Mapping[str, float]) -> float:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import RequestCount, add_backend_flag, install_crds, machine, step_package, write_package
+from _common import RequestCount, add_backend_flag, install_crds, machine, runs_summary, step_package, write_package
 from _common import cluster as cluster_for
 
 from engine import render
@@ -84,14 +84,6 @@ def startup(command: list[str], repeats: int) -> float:
     return round(statistics.median(timed(command) for _ in range(repeats)), 3)
 
 
-def summary(times: list[float], requests: list[Counter[str]]) -> dict[str, Any]:
-    verbs = sorted({verb for counts in requests for verb in counts})
-    mean = {verb: round(sum(c[verb] for c in requests) / len(requests), 1) for verb in verbs}
-    return {"wall_seconds_median": round(statistics.median(times), 3), "wall_seconds_min": round(min(times), 3),
-            "wall_seconds_max": round(max(times), 3), "api_requests": mean,
-            "api_requests_total": round(sum(mean.values()), 1)}
-
-
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, cluster_for(args.backend) as cluster:
         folder = Path(tmp)
@@ -116,7 +108,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 if rep > 0:
                     times[side].append(seconds)
                     requests[side].append(counts)
-        figures: dict[str, Any] = {side: summary(times[side], requests[side]) for side in times}
+        figures: dict[str, Any] = {side: runs_summary(times[side], requests[side]) for side in times}
         figures["kplan_version_seconds_median"] = startup([str(KPLAN), "version"], 3)
         figures["kubectl_version_client_seconds_median"] = startup([str(KUBECTL), "version", "--client"], 3)
     figures["kplan_run_over_kubectl_script"] = round(figures["kplan_run"]["wall_seconds_median"]

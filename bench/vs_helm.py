@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _common import RequestCount, add_backend_flag, install_crds, machine, write_package
+from _common import RequestCount, add_backend_flag, install_crds, machine, runs_summary, write_package
 from _common import cluster as cluster_for
 
 from engine.kube import connect
@@ -125,14 +124,6 @@ def timed(command: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def summary(times: list[float], requests: list[Counter[str]]) -> dict[str, Any]:
-    verbs = sorted({verb for counts in requests for verb in counts})
-    mean = {verb: round(sum(c[verb] for c in requests) / len(requests), 1) for verb in verbs}
-    return {"wall_seconds_median": round(statistics.median(times), 3), "wall_seconds_min": round(min(times), 3),
-            "wall_seconds_max": round(max(times), 3), "api_requests": mean,
-            "api_requests_total": round(sum(mean.values()), 1)}
-
-
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     sides = ("helm_install_wait", "kplan_install_wait", "kplan_run")
     with tempfile.TemporaryDirectory() as tmp, cluster_for(args.backend, nodes=("node-1", "node-2")) as cluster:
@@ -163,7 +154,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             manager.terminate()
             manager.wait(30)
-    figures: dict[str, Any] = {side: summary(times[side], requests[side]) for side in sides}
+    figures: dict[str, Any] = {side: runs_summary(times[side], requests[side]) for side in sides}
     helm = figures["helm_install_wait"]["wall_seconds_median"]
     for side in ("kplan_install_wait", "kplan_run"):
         figures[f"{side}_over_helm"] = round(figures[side]["wall_seconds_median"] / helm, 2)
