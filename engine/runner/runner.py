@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from engine.errors import KplanError, PackageInvalid
@@ -101,11 +102,31 @@ class Runner:
         decision = decide(pkg, instance, observed, now, self._settings, previous)
         before = instance
         instance = self._acting.before(decision.actions, instance)
+        decision, statuses = self._carry_out(pkg, previous, instance, decision, now)
+        old_status = before.get("status") or {}
+        if decision.status != old_status:
+            instance = self._acting.write_status(instance, decision.status)
+        instance = self._acting.after(decision.actions, instance)
+        self._record(decision, instance, ObservedView(self._caches, self._recent))
+        for prior, status in zip([old_status, *statuses], statuses, strict=False):
+            for event in changes(namespace_of(instance), name_of(instance), prior, status):
+                self._emit(event)
+        return decision.requeue_after
+
+    def _carry_out(self, pkg: Package, previous: Package | None, instance: Json, decision: Decision,
+                   now: datetime) -> tuple[Decision, list[Json]]:
+        """Apply and delete what `decision` asks; then, while that started something, decide again with it in view.
+
+        Returns the decisions merged into one (their actions, the last status, all Events) and the status after
+        each, in order.
+        """
         failures = self._acting.objects(decision.actions, namespace_of(instance))
         decision = record_failures(decision, failures, now, self._settings)
+        statuses = [decision.status]
         for _ in range(FOLLOW_UPS):
             if failures or not touched(decision.actions):
                 break
+            observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
             follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
             if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
                 break  # nothing new started (or the same objects again: that is the next pass's to judge)
@@ -113,14 +134,8 @@ class Runner:
             follow = record_failures(follow, failures, now, self._settings)
             decision = Decision(decision.actions + follow.actions, follow.status, decision.events + follow.events,
                                 follow.requeue_after)
-        old_status = before.get("status") or {}
-        if decision.status != old_status:
-            instance = self._acting.write_status(instance, decision.status)
-        instance = self._acting.after(decision.actions, instance)
-        self._record(decision, instance, observed)
-        for event in changes(namespace_of(instance), name_of(instance), old_status, decision.status):
-            self._emit(event)
-        return decision.requeue_after
+            statuses.append(decision.status)
+        return decision, statuses
 
     def _release_orphan(self, instance: Json) -> None:
         """Remove what a deleted Instance without a package applied, then its finalizer (no cleanup plan)."""
