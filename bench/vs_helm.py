@@ -131,7 +131,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         kubeconfig = cluster.write_kubeconfig(folder / "config")
         chart_dir, pkg = chart(folder / "chart"), package(folder / "package")
         env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "HELM_CACHE_HOME": str(folder / "h"),
-               "HELM_CONFIG_HOME": str(folder / "h"), "HELM_DATA_HOME": str(folder / "h")}
+               "HELM_CONFIG_HOME": str(folder / "h"), "HELM_DATA_HOME": str(folder / "h"),
+               "HELM_DRIVER": args.helm_driver}
         with connect(str(kubeconfig)) as observer:
             install_crds(observer)
         manager = subprocess.Popen([str(KPLAN), "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr",
@@ -166,13 +167,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each side (default 5)")
     parser.add_argument("--helm", type=Path, default=HELM, help=f"the helm binary (default {HELM})")
+    parser.add_argument("--helm-driver", default="secret",
+                        help="where Helm keeps its release record (HELM_DRIVER; default secret, as Helm's)")
     add_backend_flag(parser)
     args = parser.parse_args()
     if not args.helm.is_file():
         print(json.dumps({"bench": "vs_helm", **machine(), "skipped": f"no helm at {args.helm}: tools/helm/build.sh"}))
         return
     facts = machine()
-    print(json.dumps({"bench": "vs_helm", **facts, "repeats": args.repeats, **measure(args)}, indent=2))
+    try:
+        figures = measure(args)
+    except RuntimeError as err:  # one side could not do it: say which and why, as a figure
+        figures = {"failed": str(err)[:1000]}
+    print(json.dumps({"bench": "vs_helm", **facts, "repeats": args.repeats, **figures}, indent=2))
 
 
 if __name__ == "__main__":
