@@ -6,10 +6,12 @@ Not a benchmark itself: running it prints nothing.
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import os
 import platform
 import resource
+import statistics
 import tempfile
 import threading
 import time
@@ -33,6 +35,34 @@ INSTANCE = ("kplan.dev/v1alpha1", "Instance")
 OPERATOR_VERSION = ("kplan.dev/v1alpha1", "OperatorVersion")
 CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 READY_WAIT = 60.0  # seconds CRDs, managers and dev clusters may take to become ready
+BACKENDS = ("dev", "real")
+WRITES = ("apply", "create", "update", "patch", "delete")
+
+
+def add_backend_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=BACKENDS, default="dev",
+                        help="the cluster to measure against: dev (kplan's own API server, default) or real")
+
+
+def cluster(backend: str = "dev", **options: Any) -> DevCluster:
+    """The simulating cluster a benchmark runs against: the one place that picks the backend."""
+    if backend != "dev":
+        raise SystemExit(f"--backend {backend}: not wired yet; only the dev backend is measured")
+    return DevCluster(**{"simulate": True, "nodes": ("node-1",), **options})
+
+
+def runs_summary(times: Sequence[float], requests: Sequence[Counter[str]]) -> dict[str, Any]:
+    """Median, min and max wall time of some runs, and their mean API requests by verb."""
+    verbs = sorted({verb for counts in requests for verb in counts})
+    mean = {verb: round(sum(c[verb] for c in requests) / len(requests), 1) for verb in verbs}
+    return {"wall_seconds_median": round(statistics.median(times), 3), "wall_seconds_min": round(min(times), 3),
+            "wall_seconds_max": round(max(times), 3), "api_requests": mean,
+            "api_requests_total": round(sum(mean.values()), 1)}
+
+
+def writes(counts: Mapping[str, float]) -> float:
+    """The writes among requests counted by verb."""
+    return round(sum(counts.get(verb, 0) for verb in WRITES), 3)
 
 STEP_TEMPLATE = """apiVersion: v1
 kind: ConfigMap
@@ -205,16 +235,17 @@ class RequestCount:
         return found
 
 
-def _serve_cluster(conn: Connection, nodes: Sequence[str], kubeconfig: str) -> None:
-    with DevCluster(simulate=True, nodes=nodes) as cluster:
-        cluster.write_kubeconfig(kubeconfig)
-        conn.send(cluster.url)
+def _serve_cluster(conn: Connection, nodes: Sequence[str], kubeconfig: str, backend: str) -> None:
+    with cluster(backend, nodes=nodes) as served:
+        served.write_kubeconfig(kubeconfig)
+        conn.send(served.url)
         conn.recv()  # anything: stop
     conn.send({"max_rss_mib": max_rss_mib(), "cpu_seconds": round(cpu_seconds(), 1)})
 
 
 @contextmanager
-def cluster_process(nodes: Sequence[str] = ("node-1",)) -> Iterator[tuple[Path, Callable[[], dict[str, Any]]]]:
+def cluster_process(nodes: Sequence[str] = ("node-1",),
+                    backend: str = "dev") -> Iterator[tuple[Path, Callable[[], dict[str, Any]]]]:
     """A simulating DevCluster in a process of its own, so its memory and CPU are not the caller's.
 
     Yields the kubeconfig and a function that stops the cluster and returns its peak memory and CPU time.
@@ -223,7 +254,8 @@ def cluster_process(nodes: Sequence[str] = ("node-1",)) -> Iterator[tuple[Path, 
     mine, theirs = context.Pipe()
     with tempfile.TemporaryDirectory() as folder:
         kubeconfig = Path(folder) / "config"
-        process = context.Process(target=_serve_cluster, args=(theirs, tuple(nodes), str(kubeconfig)), daemon=True)
+        process = context.Process(target=_serve_cluster, args=(theirs, tuple(nodes), str(kubeconfig), backend),
+                                  daemon=True)
         process.start()
         figures: dict[str, Any] = {}
 

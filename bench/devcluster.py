@@ -7,6 +7,7 @@ Every phase is bounded by a count and a time budget, so the run ends by itself.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import threading
@@ -14,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from _common import machine, percentile, rate
+from _common import add_backend_flag, machine, percentile, rate
+from _common import cluster as cluster_for
 from kubernetes import client, watch
 
 from engine.devcluster.cluster import DevCluster
@@ -126,9 +128,12 @@ def measure(cluster: DevCluster) -> dict[str, Any]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_backend_flag(parser)
+    args = parser.parse_args()
     started = time.perf_counter()
     facts = machine()
-    with DevCluster(port=0) as cluster:
+    with cluster_for(args.backend, port=0, simulate=False, nodes=()) as cluster:
         figures = measure(cluster)
     figures = {"bench": "devcluster", "objects": OBJECTS, **facts, **figures,
                "wall_seconds": round(time.perf_counter() - started, 1)}

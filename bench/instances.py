@@ -25,6 +25,7 @@ from typing import Any
 
 from _common import (
     INSTANCE,
+    add_backend_flag,
     cluster_process,
     cpu_seconds,
     deploy_complete,
@@ -34,10 +35,12 @@ from _common import (
     max_rss_mib,
     per_unit,
     percentile,
+    writes,
 )
 
 from engine.kube import Kube, connect
 from engine.kube.objects import name_of
+from engine.planner import FINALIZER
 
 NAMESPACE = "bench"
 PACKAGE = "bench-small"
@@ -120,12 +123,17 @@ class Completions:
         self._thread.join(10)
 
 
-def instance(i: int) -> dict[str, Any]:
-    return {"apiVersion": INSTANCE[0], "kind": INSTANCE[1], "metadata": {"name": f"i{i:05d}", "namespace": NAMESPACE},
+def instance(i: int, finalizer: bool) -> dict[str, Any]:
+    """Instance `i`, with kplan's finalizer as `kplan install` creates it (or without, as a bare `kubectl create`)."""
+    metadata: dict[str, Any] = {"name": f"i{i:05d}", "namespace": NAMESPACE}
+    if finalizer:
+        metadata["finalizers"] = [FINALIZER]
+    return {"apiVersion": INSTANCE[0], "kind": INSTANCE[1], "metadata": metadata,
             "spec": {"operatorVersion": {"name": VERSION}}}
 
 
-def converge(kube: Kube, count: int, completions: Completions, budget: float) -> tuple[dict[str, float], float, float]:
+def converge(kube: Kube, count: int, completions: Completions, budget: float,
+             finalizer: bool) -> tuple[dict[str, float], float, float]:
     """Create `count` Instances; their create times, how long the creates took, and when it ended."""
     start = time.perf_counter()
     deadline = start + budget
@@ -133,7 +141,7 @@ def converge(kube: Kube, count: int, completions: Completions, budget: float) ->
     for i in range(count):
         if time.perf_counter() > deadline:
             break
-        obj = instance(i)
+        obj = instance(i, finalizer)
         created[obj["metadata"]["name"]] = time.perf_counter()
         kube.create(obj)
     creating = time.perf_counter() - start
@@ -154,7 +162,8 @@ def quarters(done: list[float], start: float, count: int) -> dict[str, float]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    with cluster_process(nodes=("node-1", "node-2")) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
+    nodes = ("node-1", "node-2")
+    with cluster_process(nodes, args.backend) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
         install_crds(obs)
         obs.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         files = {"operator.yaml": OPERATOR, "params.yaml": PARAMS, "templates/config.yaml": CONFIG,
@@ -170,7 +179,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             manager.caches.ensure("v1", "ConfigMap")  # as in a manager that has run for a while
             manager.caches.ensure("apps/v1", "Deployment")
             before, cpu_before = Counter(kube.requests), cpu_seconds()
-            created, creating, start = converge(obs, args.instances, completions, args.budget)
+            created, creating, start = converge(obs, args.instances, completions, args.budget, args.finalizer)
             wall = time.perf_counter() - start
             cpu = cpu_seconds() - cpu_before
             requests = Counter(kube.requests)
@@ -197,7 +206,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "p50": round(percentile(latencies, 0.5), 3), "p90": round(percentile(latencies, 0.9), 3),
             "p99": round(percentile(latencies, 0.99), 3), "max": round(max(latencies), 3),
         } if latencies else {},
+        "created_with_finalizer": args.finalizer,
         "api_requests_per_instance": per_unit(requests, max(1, converged), always=("get", "list", "watch")),
+        "api_writes_per_instance": writes(per_unit(requests, max(1, converged))),
         "reconciles_per_instance": round(reconciles / max(1, converged), 2),
         "manager_side_max_rss_mib": {"before": rss_before, "after": max_rss_mib()},
         "manager_side_cpu_seconds": round(cpu, 1),
@@ -213,6 +224,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="the manager's worker threads (default 2)")
     parser.add_argument("--budget", type=float, default=900.0, help="seconds before giving up (default 900)")
     parser.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations (slower)")
+    parser.add_argument("--finalizer", action=argparse.BooleanOptionalAction, default=True,
+                        help="create the Instances with kplan's finalizer, as `kplan install` does (default: on)")
+    add_backend_flag(parser)
     args = parser.parse_args()
     facts = machine()
     figures = measure(args)

@@ -5,7 +5,8 @@ large one (a Deployment and ConfigMap built by loops over 40 settings); `engine.
 second, and templates per second, of every plan of every package under operators/ with its default parameters
 (a required parameter without a default takes the value the package's own install test gives it) —
 each without a cache (every template compiled again on each render) and with one `CompiledTemplates` cache
-reused across renders (what the planner does). Then `kplan package verify` per shipped package: the median time
+reused across renders; for the two templates also with a `RenderedTemplates` memo (what the planner does: a
+render with the same values is a lookup and a copy). Then `kplan package verify` per shipped package: the median time
 of `engine.package.verify.verify` in this process, and of the command in a new process (which includes starting
 Python and importing kplan: `kplan version` measures that alone). Each figure is bounded by a count and a time budget.
 """
@@ -160,9 +161,12 @@ def template_rates(pkg: Package, file: str, ctx: render.RenderContext) -> dict[s
     cache = render.CompiledTemplates()
     uncached = per_second(lambda: render.render_template(pkg, file, ctx))
     cached = per_second(lambda: render.render_template(pkg, file, ctx, cache=cache))
+    memo = render.RenderedTemplates()
+    memoised = per_second(lambda: render.render_template(pkg, file, ctx, cache=cache, memo=memo))
     output = sum(len(json.dumps(obj)) for obj in objects)
     return {"source_lines": pkg.templates[file].count("\n"), "objects": len(objects), "output_json_bytes": output,
-            "renders_per_second_uncached": uncached, "renders_per_second_cached": cached}
+            "renders_per_second_uncached": uncached, "renders_per_second_cached": cached,
+            "renders_per_second_memoised": memoised}
 
 
 def templates_of(pkg: Package, plan: str) -> int:

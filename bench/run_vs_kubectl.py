@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import RequestCount, install_crds, machine, step_package, write_package
+from _common import RequestCount, add_backend_flag, install_crds, machine, runs_summary, step_package, write_package
+from _common import cluster as cluster_for
 
 from engine import render
 from engine.devcluster.cluster import DevCluster
@@ -83,16 +84,8 @@ def startup(command: list[str], repeats: int) -> float:
     return round(statistics.median(timed(command) for _ in range(repeats)), 3)
 
 
-def summary(times: list[float], requests: list[Counter[str]]) -> dict[str, Any]:
-    verbs = sorted({verb for counts in requests for verb in counts})
-    mean = {verb: round(sum(c[verb] for c in requests) / len(requests), 1) for verb in verbs}
-    return {"wall_seconds_median": round(statistics.median(times), 3), "wall_seconds_min": round(min(times), 3),
-            "wall_seconds_max": round(max(times), 3), "api_requests": mean,
-            "api_requests_total": round(sum(mean.values()), 1)}
-
-
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp, DevCluster(simulate=True, nodes=("node-1",)) as cluster:
+    with tempfile.TemporaryDirectory() as tmp, cluster_for(args.backend) as cluster:
         folder = Path(tmp)
         kubeconfig = cluster.write_kubeconfig(folder / "config")
         package = write_package(step_package("bench-run", args.steps), folder / "package")
@@ -115,7 +108,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 if rep > 0:
                     times[side].append(seconds)
                     requests[side].append(counts)
-        figures: dict[str, Any] = {side: summary(times[side], requests[side]) for side in times}
+        figures: dict[str, Any] = {side: runs_summary(times[side], requests[side]) for side in times}
         figures["kplan_version_seconds_median"] = startup([str(KPLAN), "version"], 3)
         figures["kubectl_version_client_seconds_median"] = startup([str(KUBECTL), "version", "--client"], 3)
     figures["kplan_run_over_kubectl_script"] = round(figures["kplan_run"]["wall_seconds_median"]
@@ -127,6 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5, help="serial steps of ConfigMap + Job (default 5)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each side (default 5)")
+    add_backend_flag(parser)
     args = parser.parse_args()
     facts = machine()
     figures = measure(args)

@@ -7,12 +7,19 @@ import argparse
 from engine.package.durations import parse_duration
 
 __all__ = ["PACKAGE_HELP", "add_instance_flag", "add_package_argument", "add_parameter_flags", "add_wait_flags",
-           "duration"]
+           "duration", "positive_int"]
 
 PACKAGE_HELP = ("package folder, .tgz, URL, repository package (NAME, NAME@VERSION, NAME@RANGE, REPO/NAME) or "
                 "OCI artifact (oci://HOST/REPO:TAG or @sha256:DIGEST)")
 
 DEFAULT_TIMEOUT = "5m"
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
 
 
 def duration(text: str) -> float:

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.cli import output
 from engine.cli.cluster import CRD, connect_from, install_crds
-from engine.cli.flags import add_timeout_flag
+from engine.cli.flags import add_timeout_flag, positive_int
 from engine.cli.manifests import DEFAULT_IMAGE, DEFAULT_NAMESPACE, manifests
 
 __all__ = ["register", "run"]
@@ -21,12 +21,16 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--image", default=DEFAULT_IMAGE, help=f"manager image (default: {DEFAULT_IMAGE})")
     parser.add_argument("--manager-namespace", default=DEFAULT_NAMESPACE, metavar="NAMESPACE",
                         help=f"namespace of the manager (default: {DEFAULT_NAMESPACE})")
+    parser.add_argument("--shards", type=positive_int, default=1,
+                        help="deploy this many manager shards, each reconciling its share of the Instances (default 1)")
+    parser.add_argument("--replicas", type=positive_int, default=1,
+                        help="managers per shard; all but the Lease holder stand by (default 1)")
     add_timeout_flag(parser, "how long to wait for the CRDs to be established")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    objects = manifests(args.image, args.manager_namespace)
+    objects = manifests(args.image, args.manager_namespace, args.shards, args.replicas)
     if args.dry_run:
         if args.output == "json":
             sys.stdout.write(output.dump_json({"apiVersion": "v1", "kind": "List", "items": objects}) + "\n")

@@ -10,7 +10,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from engine.controller import Manager, ManagerSettings, default_identity, parse_address
+from engine.cli.flags import positive_int
+from engine.controller import Manager, ManagerSettings, Shard, default_identity, parse_address
 from engine.errors import PermanentError
 from engine.kube import connect
 from engine.planner import Settings
@@ -53,7 +54,12 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
                         help="hold a Lease so that only one manager reconciles (default: on)")
     parser.add_argument("--watch-namespace", help="reconcile only the Instances of this namespace (default: all)")
-    parser.add_argument("--lease-name", default="kplan-manager", help="name of the Lease (default kplan-manager)")
+    parser.add_argument("--shards", type=positive_int, default=1,
+                        help="split the Instances into this many shards by the hash of namespace/name (default 1)")
+    parser.add_argument("--shard-index", type=int, default=0, help="the shard this manager reconciles: 0..shards-1")
+    parser.add_argument("--selector", help="reconcile only the Instances whose labels match (a label selector)")
+    parser.add_argument("--lease-name", default="kplan-manager",
+                        help="name of the Lease (default kplan-manager; a shard adds its index and selector)")
     parser.add_argument("--lease-namespace", help="namespace of the Lease (default: the context's namespace)")
     parser.add_argument("--identity", help="this manager's name in the Lease (default: hostname_random)")
     parser.add_argument("--lease-duration", type=positive_float, default=15.0, help="seconds (default 15)")
@@ -64,10 +70,12 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--backoff-max", type=positive_float, default=60.0, help="longest retry delay (default 60)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also log retries, failed actions and lease changes")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, manager_parser=parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if not 0 <= args.shard_index < args.shards:
+        args.manager_parser.error(f"--shard-index must be one of 0..{args.shards - 1}, got {args.shard_index}")
     configure_logging(verbose=args.verbose)
     settings = settings_from(args)
     kube = connect(args.kubeconfig, args.context, namespace=args.namespace)
@@ -90,6 +98,7 @@ def settings_from(args: argparse.Namespace) -> ManagerSettings:
     if not args.lease_duration > args.renew_deadline > args.retry_period:
         raise PermanentError("lease timing must satisfy --lease-duration > --renew-deadline > --retry-period")
     return ManagerSettings(
+        shard=Shard(args.shards, args.shard_index, args.selector or None),
         workers=args.workers, metrics_address=args.metrics_addr, leader_elect=args.leader_elect,
         lease_name=args.lease_name, lease_namespace=args.lease_namespace, identity=args.identity or default_identity(),
         lease_duration=args.lease_duration, renew_deadline=args.renew_deadline, retry_period=args.retry_period,
@@ -112,13 +121,6 @@ def address(text: str) -> tuple[str, int]:
         return parse_address(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from err
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
 
 
 def positive_float(text: str) -> float:

@@ -1,4 +1,5 @@
-"""What `kplan init` installs: kplan's CRDs, the manager's RBAC and its Deployment, in the order they apply."""
+"""What `kplan init` installs: kplan's CRDs, the manager's RBAC and its Deployment (or one per shard), in the
+order they apply."""
 
 from __future__ import annotations
 
@@ -30,10 +31,11 @@ RULES: list[Json] = [
 ]
 
 
-def manifests(image: str = DEFAULT_IMAGE, namespace: str = DEFAULT_NAMESPACE) -> list[Json]:
-    """CRDs, Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment."""
+def manifests(image: str = DEFAULT_IMAGE, namespace: str = DEFAULT_NAMESPACE, shards: int = 1,
+              replicas: int = 1) -> list[Json]:
+    """CRDs, Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding and the Deployment (one per shard)."""
     return [*crds.load(), namespace_object(namespace), service_account(namespace), cluster_role(),
-            cluster_role_binding(namespace), deployment(image, namespace)]
+            cluster_role_binding(namespace), *deployments(image, namespace, shards, replicas)]
 
 
 def meta(name: str, namespace: str | None = None) -> Json:
@@ -64,13 +66,24 @@ def cluster_role_binding(namespace: str) -> Json:
     }
 
 
-def deployment(image: str, namespace: str) -> Json:
-    selector = {"app.kubernetes.io/name": "kplan", "app.kubernetes.io/component": "manager"}
+def deployments(image: str, namespace: str, shards: int = 1, replicas: int = 1) -> list[Json]:
+    """One manager Deployment, or one per shard (`kplan-manager-shard-I`, each with its own Lease)."""
+    if shards == 1:
+        return [deployment(image, namespace, replicas=replicas)]
+    return [deployment(image, namespace, (shards, index), replicas) for index in range(shards)]
+
+
+def deployment(image: str, namespace: str, shard: tuple[int, int] | None = None, replicas: int = 1) -> Json:
+    """The manager's Deployment; with `shard` = (count, index), the Deployment of that shard's managers."""
+    name = MANAGER if shard is None else f"{MANAGER}-shard-{shard[1]}"
+    shard_args = [] if shard is None else [f"--shards={shard[0]}", f"--shard-index={shard[1]}"]
+    shard_labels = {} if shard is None else {"kplan.dev/shard": str(shard[1])}
+    selector = {"app.kubernetes.io/name": "kplan", "app.kubernetes.io/component": "manager", **shard_labels}
     probe = {"httpGet": {"path": "/healthz", "port": "probes"}, "periodSeconds": 10}
     container = {
         "name": "manager",
         "image": image,
-        "args": ["manager", f"--metrics-addr=0.0.0.0:{PROBE_PORT}"],
+        "args": ["manager", f"--metrics-addr=0.0.0.0:{PROBE_PORT}", *shard_args],
         "ports": [{"name": "probes", "containerPort": PROBE_PORT}],
         "livenessProbe": probe,
         "readinessProbe": {**probe, "httpGet": {"path": "/readyz", "port": "probes"}},
@@ -79,12 +92,12 @@ def deployment(image: str, namespace: str) -> Json:
                             "runAsNonRoot": True, "runAsUser": 65532},
     }
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(MANAGER, namespace),
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(name, namespace),
         "spec": {
-            "replicas": 1,
+            "replicas": replicas,
             "selector": {"matchLabels": selector},
             "template": {
-                "metadata": {"labels": dict(LABELS)},
+                "metadata": {"labels": {**LABELS, **shard_labels}},
                 "spec": {"serviceAccountName": MANAGER, "containers": [container]},
             },
         },

@@ -5,6 +5,7 @@ from engine.controller.manager import Manager, ManagerSettings, default_identity
 from engine.controller.metrics import Metrics
 from engine.controller.probes import ProbeServer, parse_address
 from engine.controller.queue import WorkQueue
+from engine.controller.sharding import Shard, shard_of
 from engine.controller.workers import Workers
 
 __all__ = [
@@ -13,8 +14,10 @@ __all__ = [
     "ManagerSettings",
     "Metrics",
     "ProbeServer",
+    "Shard",
     "WorkQueue",
     "Workers",
     "default_identity",
     "parse_address",
+    "shard_of",
 ]

@@ -13,6 +13,7 @@ from engine.controller.keys import InstanceKeys, key
 from engine.controller.metrics import Metrics
 from engine.controller.probes import ProbeServer
 from engine.controller.queue import WorkQueue
+from engine.controller.sharding import Shard
 from engine.controller.workers import Workers
 from engine.errors import KplanError
 from engine.kube import Caches, Clock, Kube, LeaderElector
@@ -46,6 +47,7 @@ class ManagerSettings:
     error_backoff_max: float = 300.0
     planner: Settings = field(default_factory=Settings)
     watch_namespace: str | None = None  # reconcile only the Instances of this namespace (None: all)
+    shard: Shard = field(default_factory=Shard)  # reconcile only this share of the Instances (default: all)
 
 
 class Manager:
@@ -94,7 +96,7 @@ class Manager:
             self._start_leading()
             return
         self._elector = LeaderElector(
-            self._kube, self.settings.lease_name, self.settings.lease_namespace or self._kube.namespace,
+            self._kube, self.lease_name, self.settings.lease_namespace or self._kube.namespace,
             self.settings.identity, lease_duration=self.settings.lease_duration,
             renew_deadline=self.settings.renew_deadline, retry_period=self.settings.retry_period,
         )
@@ -133,6 +135,23 @@ class Manager:
     # --- probes ----------------------------------------------------------------------------
 
     @property
+    def lease_name(self) -> str:
+        """The Lease this manager campaigns for: its shard's own."""
+        return self.settings.shard.lease_name(self.settings.lease_name)
+
+    def owns(self, namespace: str, name: str) -> bool:
+        """Whether Instance `namespace/name` is this manager's: in its namespace, its shard and its Instance cache
+        (which holds only the Instances the shard's selector matches)."""
+        only, shard = self.settings.watch_namespace, self.settings.shard
+        if (only is not None and namespace != only) or not shard.owns(namespace, name):
+            return False
+        return not shard.selector or self.caches.get(*INSTANCE, name, namespace) is not None
+
+    def _reconcile(self, namespace: str, name: str) -> float | None:
+        """A pass of the runner over an Instance that is still this manager's (labels may have moved it)."""
+        return self.runner.reconcile(namespace, name) if self.owns(namespace, name) else None
+
+    @property
     def leading(self) -> bool:
         with self._lock:
             return self._workers is not None
@@ -154,13 +173,15 @@ class Manager:
         with self._lock:
             if self._workers is not None or self._stopping.is_set():
                 return
-            self._workers = Workers(self.queue, self.runner.reconcile, self._on_pass, self.settings.workers)
+            self._workers = Workers(self.queue, self._reconcile, self._on_pass, self.settings.workers)
             self._workers.start()
         log.info("leading", extra={"identity": self.settings.identity, "workers": self.settings.workers})
         # Look at every Instance: the events seen while standing by may be stale.
         for instance in self.caches.list(*INSTANCE, self.settings.watch_namespace):
             meta = instance.get("metadata") or {}
-            self.queue.add(key(str(meta.get("namespace")), str(meta.get("name"))))
+            namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+            if self.owns(namespace, name):
+                self.queue.add(key(namespace, name))
 
     def _stop_leading(self) -> None:
         with self._lock:
@@ -177,7 +198,7 @@ class Manager:
         while not self._stopping.is_set():
             try:
                 self.caches.ensure(*OPERATOR_VERSION)
-                self.caches.ensure(*INSTANCE)
+                self.caches.ensure(*INSTANCE, label_selector=self.settings.shard.selector)
             except KplanError as err:
                 log.warning("cannot list kplan objects yet", extra={"error": str(err), "retry_in": delay,
                                                                     "hint": "kplan init installs the CRDs"})
@@ -189,9 +210,9 @@ class Manager:
         return False
 
     def _on_change(self, _change: str, obj: dict[str, Any]) -> None:
-        only = self.settings.watch_namespace
         for found in self._keys(obj):
-            if only is None or found.partition("/")[0] == only:
+            namespace, _, name = found.partition("/")
+            if self.owns(namespace, name):
                 self.queue.add(found)
 
     def _on_pass(self, failed: bool) -> None:

@@ -50,9 +50,12 @@ class TaskRender:
 
 Rendered = Mapping[tuple[str, str], TaskRender]  # (step, task) -> what the task renders
 
-# Compiled template code, shared by every render of this process: the planner renders the whole plan on every pass,
-# and compiling is most of a render's cost. Keyed by template name and source, so it never changes an outcome.
+# Compiled template code and rendered templates, shared by every render of this process: the planner reads the
+# whole plan's render on every pass, and a pass over a plan whose values did not change looks every template up
+# instead of rendering it. Both are bounded and keyed by everything a render depends on (template sources, values,
+# names, limits), so they never change an outcome.
 TEMPLATES = render.CompiledTemplates()
+RENDERED = render.RenderedTemplates()
 
 
 def render_plan(pkg: Package, plan: Plan, scene: Scene) -> dict[tuple[str, str], TaskRender]:
@@ -61,7 +64,7 @@ def render_plan(pkg: Package, plan: Plan, scene: Scene) -> dict[tuple[str, str],
         instance=scene.owner.name, namespace=scene.owner.namespace, params=scene.values, plan=plan.name,
         pipes=scene.pipes, instance_uid=scene.owner.uid or None,
     )
-    by_step = render.render_plan_tasks(pkg, plan.name, base, cache=TEMPLATES)
+    by_step = render.render_plan_tasks(pkg, plan.name, base, cache=TEMPLATES, memo=RENDERED)
     found: dict[tuple[str, str], TaskRender] = {}
     for phase in plan.phases:
         for step in phase.steps:
@@ -84,7 +87,7 @@ def task_render(pkg: Package, task: Task, ctx: render.RenderContext, objects: li
 def wait_targets(pkg: Package, task: Task, wait: WaitFor, ctx: render.RenderContext) -> list[tuple[Ref, str]]:
     """The objects one `for` entry names: those its template renders, or `[apiVersion/]kind/name`."""
     if wait.resource.endswith((".yaml", ".yml")):
-        objects = render.render_template(pkg, wait.resource, ctx, cache=TEMPLATES)
+        objects = render.render_template(pkg, wait.resource, ctx, cache=TEMPLATES, memo=RENDERED)
         return [(Ref.of(obj), wait.condition) for obj in objects]
     return [(named_ref(task, wait.resource, ctx.namespace), wait.condition)]
 

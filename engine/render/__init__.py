@@ -4,6 +4,7 @@ from engine.render.cache import CompiledTemplates
 from engine.render.checks import check_template, referenced_params
 from engine.render.context import RenderContext
 from engine.render.limits import DEFAULT_LIMITS, Limits
+from engine.render.memo import RenderedTemplates
 from engine.render.rendering import render_plan, render_plan_tasks, render_string, render_task, render_template
 from engine.render.sandbox import environment
 from engine.render.stamping import (
@@ -27,6 +28,7 @@ __all__ = [
     "CompiledTemplates",
     "Limits",
     "RenderContext",
+    "RenderedTemplates",
     "check_template",
     "environment",
     "is_namespaced",

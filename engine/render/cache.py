@@ -4,11 +4,44 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 from jinja2 import Environment
 from jinja2.bccache import Bucket, BytecodeCache
 
-__all__ = ["CompiledTemplates"]
+__all__ = ["CompiledTemplates", "Lru"]
+
+V = TypeVar("V")
+
+
+class Lru(Generic[V]):
+    """A bounded, thread-safe map that forgets its least recently used entry first."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class CompiledTemplates(BytecodeCache):
@@ -19,9 +52,7 @@ class CompiledTemplates(BytecodeCache):
     """
 
     def __init__(self, capacity: int = 1024) -> None:
-        self.capacity = capacity
-        self._entries: OrderedDict[str, bytes] = OrderedDict()
-        self._lock = threading.Lock()
+        self._entries: Lru[bytes] = Lru(capacity)
 
     def get_bucket(self, environment: Environment, name: str, filename: str | None, source: str) -> Bucket:
         checksum = self.get_source_checksum(source)
@@ -30,23 +61,15 @@ class CompiledTemplates(BytecodeCache):
         return bucket
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        with self._lock:
-            code = self._entries.get(bucket.key)
-            if code is not None:
-                self._entries.move_to_end(bucket.key)
+        code = self._entries.get(bucket.key)
         if code is not None:
             bucket.bytecode_from_string(code)
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        code = bucket.bytecode_to_string()
-        with self._lock:
-            self._entries[bucket.key] = code
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
+        self._entries.put(bucket.key, bucket.bytecode_to_string())
 
     def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+        self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import yaml
 
 from engine.errors import RenderError
+from engine.render import fastyaml
 from engine.render.limits import Budget, LimitExceeded, measure
 
-__all__ = ["parse_objects"]
+__all__ = ["parse_objects", "pyyaml_objects", "unshared"]
 
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """Safe YAML without implicit timestamps: like Kubernetes, a date stays a string."""
+    """Safe YAML without implicit timestamps (like Kubernetes, a date stays a string) and without duplicate keys
+    (kubectl refuses them too)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE:
+                continue  # merged keys may be overridden; only the mapping's own keys must differ
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # PyYAML refuses it below, with its own message
+            if key in seen:
+                problem = f"found duplicate key {key!r}"
+                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark, problem,
+                                                        key_node.start_mark)
+            seen.add(key)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -27,7 +46,18 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
-    """The objects of a rendered stream; RenderError names `file`, the document and the line."""
+    """The objects of a rendered stream; RenderError names `file`, the document and the line.
+
+    Most streams take the fast path (`fastyaml`); the rest, and every stream with a problem, PyYAML.
+    """
+    fast = fastyaml.parse(text)
+    if fast is not None and not any(_object_problem(document) for document in fast):
+        return fast
+    return pyyaml_objects(text, file, budget)
+
+
+def pyyaml_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
+    """`parse_objects` by PyYAML alone (the reference the fast path must agree with)."""
     loader = _Loader(text)
     objects: list[dict[str, Any]] = []
     try:
@@ -41,7 +71,7 @@ def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
             if document is None:
                 continue
             measure(document, budget)  # aliases may expand a small text into a huge value
-            objects.append(_checked(_unshared(document), file, index, node.start_mark.line + 1))
+            objects.append(_checked(unshared(document), file, index, node.start_mark.line + 1))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -57,12 +87,12 @@ def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
     return objects
 
 
-def _unshared(value: Any) -> Any:
-    """A copy in which no two places share a dict or list (YAML aliases do share them)."""
+def unshared(value: Any) -> Any:
+    """A deep copy of plain data in which no two places share a dict or list (YAML aliases do share them)."""
     if isinstance(value, dict):
-        return {key: _unshared(item) for key, item in value.items()}
+        return {key: unshared(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_unshared(item) for item in value]
+        return [unshared(item) for item in value]
     return value
 
 

@@ -15,6 +15,7 @@ from engine.render.context import RenderContext, template_variables, with_locati
 from engine.render.documents import parse_objects
 from engine.render.failures import as_render_error
 from engine.render.limits import DEFAULT_LIMITS, Clock, Limits
+from engine.render.memo import RenderedTemplates, memo_key, scene_key
 from engine.render.sandbox import KplanEnvironment, environment
 from engine.render.stamping import stamp
 
@@ -29,10 +30,12 @@ def render_template(
     limits: Limits = DEFAULT_LIMITS,
     clock: Clock = time.monotonic,
     cache: CompiledTemplates | None = None,
+    memo: RenderedTemplates | None = None,
 ) -> list[dict[str, Any]]:
-    """The stamped objects of `templates/<file>`, in document order (empty documents dropped)."""
-    env = environment(limits, clock, pkg.templates, cache)
-    return _render_objects(env, pkg, file, ctx, template_variables(ctx, pkg))
+    """The stamped objects of `templates/<file>`, in document order (empty documents dropped); with `memo`,
+    a render of the same template with the same values is looked up instead."""
+    session = _Session(pkg, ctx, limits, clock, cache, memo)
+    return session.objects(file, ctx, template_variables(ctx, pkg))
 
 
 def render_task(
@@ -70,10 +73,12 @@ def render_plan_tasks(
     limits: Limits = DEFAULT_LIMITS,
     clock: Clock = time.monotonic,
     cache: CompiledTemplates | None = None,
+    memo: RenderedTemplates | None = None,
 ) -> dict[str, list[list[dict[str, Any]]]]:
     """`render_plan` split by task: step name -> the objects of each of its tasks, in the step's task order
-    (an empty list for a task that renders no resources)."""
-    env = environment(limits, clock, pkg.templates, cache)
+    (an empty list for a task that renders no resources). With `memo`, templates rendered before with the
+    same values are looked up instead of rendered, so a plan whose values did not change renders nothing."""
+    session = _Session(pkg, ctx, limits, clock, cache, memo)
     variables = template_variables(ctx, pkg)
     rendered: dict[str, list[list[dict[str, Any]]]] = {}
     for phase in _plan(pkg, plan).phases:
@@ -81,7 +86,7 @@ def render_plan_tasks(
             tasks = rendered.setdefault(step.name, [])
             for task in (_task(pkg, step.name, name) for name in step.tasks):
                 task_ctx = replace(ctx, plan=plan, phase=phase.name, step=step.name, task=task.name)
-                tasks.append(_render_task(env, pkg, task, task_ctx, with_location(variables, task_ctx)))
+                tasks.append(session.task_objects(task, task_ctx, with_location(variables, task_ctx)))
     try:
         annotate_config_hashes(obj for tasks in rendered.values() for objects in tasks for obj in objects)
     except Exception as exc:
@@ -105,11 +110,43 @@ def render_string(
     return _render_text(env, name, template_variables(ctx, pkg))
 
 
+class _Session:
+    """One call's renders: the environment is built on the first template the memo does not hold."""
+
+    def __init__(self, pkg: Package, ctx: RenderContext, limits: Limits, clock: Clock,
+                 cache: CompiledTemplates | None, memo: RenderedTemplates | None) -> None:
+        self.pkg, self.limits, self.clock, self.cache, self.memo = pkg, limits, clock, cache, memo
+        self.scene = scene_key(pkg, ctx, limits) if memo is not None else None
+        self._env: KplanEnvironment | None = None
+
+    @property
+    def env(self) -> KplanEnvironment:
+        if self._env is None:
+            self._env = environment(self.limits, self.clock, self.pkg.templates, self.cache)
+        return self._env
+
+    def task_objects(self, task: Task, ctx: RenderContext, variables: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [obj for file in _files(task) if file for obj in self.objects(file, ctx, variables)]
+
+    def objects(self, file: str, ctx: RenderContext, variables: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if self.memo is None or self.scene is None:
+            return _render_objects(self.env, self.pkg, file, ctx, variables)
+        key = memo_key(self.scene, self.pkg, file, ctx)
+        found = self.memo.get(key)
+        if found is None:
+            found = _render_objects(self.env, self.pkg, file, ctx, variables)
+            self.memo.put(key, found)
+        return found
+
+
+def _files(task: Task) -> tuple[str | None, ...]:
+    return task.resources if task.kind in _RENDERS_RESOURCES else (task.pod,) if task.kind is TaskKind.PIPE else ()
+
+
 def _render_task(
     env: KplanEnvironment, pkg: Package, task: Task, ctx: RenderContext, variables: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    files = task.resources if task.kind in _RENDERS_RESOURCES else (task.pod,) if task.kind is TaskKind.PIPE else ()
-    return [obj for file in files if file for obj in _render_objects(env, pkg, file, ctx, variables)]
+    return [obj for file in _files(task) if file for obj in _render_objects(env, pkg, file, ctx, variables)]
 
 
 def _render_objects(

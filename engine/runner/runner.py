@@ -8,13 +8,25 @@ packages, its own recent writes) only saves work or hides the lag of the watch c
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from engine.errors import KplanError, PackageInvalid
 from engine.kube import Caches, Clock, Conflict, Kube, NotFound
 from engine.model import Package
-from engine.planner import Decision, Event, GenerateParameters, Ref, Settings, decide, record_failures
+from engine.planner import (
+    Action,
+    Apply,
+    Decision,
+    Delete,
+    Event,
+    GenerateParameters,
+    Ref,
+    Settings,
+    decide,
+    record_failures,
+)
 from engine.runner.acting import Acting
 from engine.runner.events import RunEvent, changes
 from engine.runner.observed import ObservedView, RecentWrites
@@ -30,6 +42,9 @@ OPERATOR_VERSION = ("kplan.dev/v1alpha1", "OperatorVersion")
 DRIVER_ANNOTATION = "kplan.dev/runner"  # who drives the Instance: "cli" (`kplan run`), else the manager
 MANAGER, CLI = "manager", "cli"
 ATTEMPTS = 5  # passes when the Instance keeps changing under us (status write conflicts)
+# Decisions after the first within one pass: what was just applied may already be healthy (a ConfigMap is once
+# applied), so the steps after it start in the same pass and one status write records them all.
+FOLLOW_UPS = 4
 
 DEFAULT_SETTINGS = Settings()
 
@@ -98,18 +113,43 @@ class Runner:
         decision = decide(pkg, instance, observed, now, self._settings, previous)
         before = instance
         instance = self._acting.before(decision.actions, instance)
-        failures = self._acting.objects(decision.actions, namespace_of(instance))
-        decision = record_failures(decision, failures, now, self._settings)
+        decision, statuses, failed = self._carry_out(pkg, previous, instance, decision, now)
         old_status = before.get("status") or {}
         if decision.status != old_status:
             instance = self._acting.write_status(instance, decision.status)
         instance = self._acting.after(decision.actions, instance)
-        self._record(decision, instance, observed)
-        for event in changes(namespace_of(instance), name_of(instance), old_status, decision.status):
-            self._emit(event)
-        if again and not failures and any(isinstance(a, GenerateParameters) for a in decision.actions):
+        self._record(decision, instance, ObservedView(self._caches, self._recent))
+        for prior, status in zip([old_status, *statuses], statuses, strict=False):
+            for event in changes(namespace_of(instance), name_of(instance), prior, status):
+                self._emit(event)
+        if again and not failed and any(isinstance(a, GenerateParameters) for a in decision.actions):
             return self._pass(instance, again=False)  # the values are stored (and remembered): plan with them now
         return decision.requeue_after
+
+    def _carry_out(self, pkg: Package, previous: Package | None, instance: Json, decision: Decision,
+                   now: datetime) -> tuple[Decision, list[Json], bool]:
+        """Apply and delete what `decision` asks; then, while that started something, decide again with it in view.
+
+        Returns the decisions merged into one (their actions, the last status, all Events), the status after
+        each, in order, and whether an action of the first decision failed.
+        """
+        failures = self._acting.objects(decision.actions, namespace_of(instance))
+        failed = bool(failures)
+        decision = record_failures(decision, failures, now, self._settings)
+        statuses = [decision.status]
+        for _ in range(FOLLOW_UPS):
+            if failures or not touched(decision.actions):
+                break
+            observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
+            follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
+            if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
+                break  # nothing new started (or the same objects again: that is the next pass's to judge)
+            failures = self._acting.objects(follow.actions, namespace_of(instance))
+            follow = record_failures(follow, failures, now, self._settings)
+            decision = Decision(decision.actions + follow.actions, follow.status, decision.events + follow.events,
+                                follow.requeue_after)
+            statuses.append(decision.status)
+        return decision, statuses, failed
 
     def _release_orphan(self, instance: Json) -> None:
         """Remove what a deleted Instance without a package applied, then its finalizer (no cleanup plan)."""
@@ -181,6 +221,12 @@ class Runner:
             self._kube.event(instance, reason, message, type="Warning")
         except KplanError as err:
             log.warning("event not recorded", extra={"reason": reason, "error": str(err)})
+
+
+def touched(actions: Iterable[Action]) -> set[Ref]:
+    """The objects that `actions` apply or delete."""
+    refs = {Ref.of(obj) for a in actions if isinstance(a, Apply) for obj in a.objects}
+    return refs | {ref for a in actions if isinstance(a, Delete) for ref in a.refs}
 
 
 def involved_object(event: Event, observed: ObservedView) -> Json:

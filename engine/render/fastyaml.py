@@ -1,0 +1,128 @@
+"""The fast path of parsing rendered YAML: yaml-rs (Rust), used only where it provably reads what PyYAML reads.
+
+kplan reads rendered manifests with PyYAML's YAML 1.1 schema (as kubectl's YAML 1.1 reader does: `yes`, `on`
+and `0777` are a boolean and an octal number; a date stays a string). yaml-rs is 15-20 times faster but reads
+YAML 1.2, so `parse` hands a text to it only when nothing in it could be read differently, and returns None
+(the caller parses with PyYAML) otherwise:
+
+* the text uses no YAML feature the fast path leaves to PyYAML: tags (`!x`), anchors and aliases (`&a`, `*a`),
+  merge keys (`<<`), explicit keys (`? k`), directives (`%YAML`), `...` markers, a document marker with content
+  on its line, a BOM;
+* no number could be spelt in a way the two schemas read apart: a leading zero (`0777`, `0o17`) or an exponent
+  (`1e3`);
+* no string yaml-rs returns might have been written plain where PyYAML would read that plain scalar otherwise
+  (`yes`, `1:20`, `=`: PyYAML makes them a boolean, a number, or refuses them). A string such as `"3"` or
+  `"true"` is fine: yaml-rs reads plain `3` and `true` as a number and a boolean, so it was quoted;
+* every key is a string, a number or a boolean, and every document a mapping (anything else, and any error,
+  PyYAML reports with its line).
+
+Under those conditions both libraries follow the same YAML rules, so the objects are equal; the property
+tests compare them on generated and on every shipped package's manifests.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+import yaml_rs
+
+__all__ = ["parse"]
+
+_MARKER = re.compile(r"^---(?=[ \t\r]|$)(.*)$", re.MULTILINE)
+_FEATURES = re.compile(r"(?:^|[\s\[{,:?-])[!&*]|^[ \t-]*\?(?:[ \t]|$)", re.MULTILINE)  # tags, anchors, aliases, ? keys
+_LEADING_ZERO = re.compile(r"0[0-9_o]")  # 0777, 0o17: each begins with a literal, which `re` finds fast
+_EXPONENTS = (re.compile(r"e[+-]?[0-9]"), re.compile(r"E[+-]?[0-9]"))  # 1e3, 1.0E-3
+_NUMBER_CHARS = frozenset("0123456789_.")
+
+
+def _left_to_pyyaml(text: str) -> bool:
+    """Whether `text` uses a YAML feature, or spells a number, that the fast path leaves to PyYAML."""
+    if "<<" in text or "\ufeff" in text or text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
+        return True  # a merge key, a byte order mark, a directive, a document end marker
+    if any(c in text for c in "!&*?") and _FEATURES.search(text):
+        return True
+    if any(m.group(1).strip() and not m.group(1).lstrip().startswith("#") for m in _MARKER.finditer(text)):
+        return True  # a document marker with content on its line
+    if any(_starts_token(text, m.start()) for m in _LEADING_ZERO.finditer(text)):
+        return True
+    return any(_ends_number(text, m.start()) for pattern in _EXPONENTS for m in pattern.finditer(text))
+
+
+def _starts_token(text: str, at: int) -> bool:
+    """Whether a number may begin at `at`: nothing but a sign stands between it and a break (space, `[`, ...)."""
+    before = at - 1 if at > 0 and text[at - 1] in "+-" else at
+    return before == 0 or not (text[before - 1].isalnum() or text[before - 1] in "_.+-")
+
+
+def _ends_number(text: str, at: int) -> bool:
+    """Whether the characters before the exponent at `at` are a number's mantissa (`1`, `1.5`) starting a token."""
+    start = at
+    while start > 0 and text[start - 1] in _NUMBER_CHARS:
+        start -= 1
+    return start < at and (text[start].isdigit() or text[start] == ".") and _starts_token(text, start)
+
+
+def _plain_resolvers() -> re.Pattern[str]:
+    """One pattern matching every plain scalar kplan's PyYAML schema reads as something other than a string
+    (the safe schema without timestamps)."""
+    patterns = {regexp.pattern for resolvers in yaml.SafeLoader.yaml_implicit_resolvers.values()
+                for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"}
+    return re.compile("|".join(f"(?:{p})" for p in sorted(patterns)), re.VERBOSE)
+
+
+_NOT_A_PLAIN_STRING = _plain_resolvers()
+
+
+def parse(text: str) -> list[dict[str, Any]] | None:
+    """The non-empty documents of `text`, each a mapping; None when PyYAML must parse it (see the module)."""
+    if _left_to_pyyaml(text):
+        return None
+    documents = []
+    for chunk in _MARKER.split(text)[::2]:
+        try:
+            document = yaml_rs.loads(chunk, parse_datetime=False)
+        except Exception:  # any error: PyYAML words it, with its line
+            return None
+        if document is None:
+            continue
+        if not isinstance(document, dict) or not _read_alike(document.items()):
+            return None
+        documents.append(document)
+    return documents
+
+
+def _read_alike(items: Iterable[tuple[Any, Any]]) -> bool:
+    """No string among the keys and values of a mapping (and all it holds) that PyYAML would read otherwise,
+    and no key PyYAML might refuse (yaml-rs accepts an empty key, and makes a tuple of a sequence used as one)."""
+    stack: list[Any] = []
+    pairs = list(items)
+    while pairs or stack:
+        if pairs:
+            key, value = pairs.pop()
+            if not isinstance(key, str | int | float):  # includes bool; a null key may have been left empty
+                return False
+            stack += (key, value)
+            continue
+        item = stack.pop()
+        if isinstance(item, str):
+            if item and _NOT_A_PLAIN_STRING.match(item) and _plain_string_to_yaml_rs(item):
+                return False
+        elif isinstance(item, dict):
+            pairs.extend(item.items())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_string_to_yaml_rs(text: str) -> bool:
+    """Whether yaml-rs reads `text`, written as a plain scalar, as a string (then it may have been written so)."""
+    try:
+        read = yaml_rs.loads(f"v: {text}", parse_datetime=False)
+    except Exception:
+        return True
+    return not isinstance(read, dict) or isinstance(read.get("v"), str)
