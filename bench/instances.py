@@ -26,6 +26,7 @@ from typing import Any
 from _common import (
     INSTANCE,
     add_backend_flag,
+    chosen_backends,
     cluster_process,
     cpu_seconds,
     deploy_complete,
@@ -160,10 +161,10 @@ def quarters(done: list[float], start: float, count: int) -> dict[str, float]:
     return found
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
+def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     nodes = ("node-1", "node-2")
-    with cluster_process(nodes, args.backend) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
+    with cluster_process(nodes, backend) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
         install_crds(obs)
         obs.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         files = {"operator.yaml": OPERATOR, "params.yaml": PARAMS, "templates/config.yaml": CONFIG,
@@ -226,10 +227,10 @@ def main() -> None:
     parser.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations (slower)")
     parser.add_argument("--finalizer", action=argparse.BooleanOptionalAction, default=True,
                         help="create the Instances with kplan's finalizer, as `kplan install` does (default: on)")
-    add_backend_flag(parser)
+    add_backend_flag(parser, both=True)
     args = parser.parse_args()
     facts = machine()
-    figures = measure(args)
+    figures = {backend: measure(args, backend) for backend in chosen_backends(args.backend)}
     print(json.dumps({"bench": "instances", **facts, **figures}, indent=2))
 
 

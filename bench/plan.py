@@ -24,6 +24,7 @@ from typing import Any
 from _common import (
     INSTANCE,
     add_backend_flag,
+    chosen_backends,
     cluster,
     deploy_complete,
     install_crds,
@@ -33,7 +34,7 @@ from _common import (
     step_package,
 )
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
 from engine.kube import Kube, connect
 
 STEPS = 50
@@ -43,7 +44,7 @@ WAIT = 300.0  # seconds a plan may take before the benchmark gives up
 class JobClock:
     """When each Job of a namespace was created and completed, on this process's clock."""
 
-    def __init__(self, cluster: DevCluster, namespace: str) -> None:
+    def __init__(self, cluster: Cluster, namespace: str) -> None:
         self.created: dict[str, float] = {}
         self.completed: dict[str, float] = {}
         self._namespace = namespace
@@ -63,7 +64,7 @@ class JobClock:
         return [self.completed[n] - self.created[n] for n in self.created if n in self.completed]
 
 
-def scenario(cluster: DevCluster, observer: Kube, kubeconfig: Path, strategy: str) -> dict[str, Any]:
+def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str) -> dict[str, Any]:
     namespace = f"bench-{strategy}-{uuid.uuid4().hex[:6]}"
     observer.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     files = step_package(f"bench-{strategy}", STEPS, strategy)
@@ -106,15 +107,16 @@ def scenario(cluster: DevCluster, observer: Kube, kubeconfig: Path, strategy: st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_backend_flag(parser)
+    add_backend_flag(parser, both=True)
     args = parser.parse_args()
     figures: dict[str, Any] = {"benchmark": "plan", **machine()}
-    with cluster(args.backend) as served, tempfile.TemporaryDirectory() as folder:
-        kubeconfig = served.write_kubeconfig(Path(folder) / "config")
-        with connect(str(kubeconfig)) as observer:
-            install_crds(observer)
-            figures["chain_of_50"] = scenario(served, observer, kubeconfig, "serial")
-            figures["parallel_50"] = scenario(served, observer, kubeconfig, "parallel")
+    for backend in chosen_backends(args.backend):
+        with cluster(backend) as served, tempfile.TemporaryDirectory() as folder:
+            kubeconfig = served.write_kubeconfig(Path(folder) / "config")
+            with connect(str(kubeconfig)) as observer:
+                install_crds(observer)
+                figures[backend] = {"chain_of_50": scenario(served, observer, kubeconfig, "serial"),
+                                    "parallel_50": scenario(served, observer, kubeconfig, "parallel")}
     print(json.dumps(figures, indent=2))
 
 
