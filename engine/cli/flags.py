@@ -6,7 +6,7 @@ import argparse
 
 from engine.package.durations import parse_duration
 
-__all__ = ["add_instance_flag", "add_parameter_flags", "add_wait_flags", "duration"]
+__all__ = ["accepts_output", "add_instance_flag", "add_parameter_flags", "add_wait_flags", "assignment", "duration"]
 
 DEFAULT_TIMEOUT = "5m"
 
@@ -19,6 +19,14 @@ def duration(text: str) -> float:
     return seconds
 
 
+def assignment(text: str) -> str:
+    """An argparse type: `NAME=VALUE` with a name (a usage error otherwise); typed later, by the package."""
+    name, sep, _ = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    return text
+
+
 def add_instance_flag(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     help_text = "name of the Instance" if required else "name of the Instance (default: the package name)"
     parser.add_argument("--instance", required=required, metavar="NAME", help=help_text)
@@ -27,7 +35,8 @@ def add_instance_flag(parser: argparse.ArgumentParser, *, required: bool = True)
 def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
     """`-p NAME=VALUE` (repeatable) and `-P FILE` (a YAML mapping); -p wins over -P."""
     parser.add_argument(
-        "-p", "--parameter", action="append", default=[], metavar="NAME=VALUE", help="a parameter value (repeatable)"
+        "-p", "--parameter", action="append", default=[], type=assignment, metavar="NAME=VALUE",
+        help="a parameter value (repeatable)",
     )
     parser.add_argument("-P", "--parameter-file", metavar="FILE", help="a YAML mapping of parameter values")
 
@@ -40,3 +49,8 @@ def add_wait_flags(parser: argparse.ArgumentParser, what: str = "the plan ends")
 def add_timeout_flag(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--timeout", type=duration, default=duration(DEFAULT_TIMEOUT), metavar="DURATION",
                         help=f"{help_text} (default: {DEFAULT_TIMEOUT})")
+
+
+def accepts_output(parser: argparse.ArgumentParser, *formats: str) -> None:
+    """The `-o` formats this command prints in; `main` refuses any other as a usage error."""
+    parser.set_defaults(output_formats=formats)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine import params
-from engine.cli import output, progress
+from engine.cli import flags, output, progress
 from engine.cli.cluster import INSTANCE, connect_from, require_crds, try_package_of
 from engine.kube import Kube
 from engine.model import Package
@@ -25,6 +25,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser = subparsers.add_parser("get", help="list kplan objects: get instances", parents=parents)
     parser.add_argument("what", choices=("instances", "instance"), metavar="instances")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="list Instances of every namespace")
+    flags.accepts_output(parser, "table", "yaml", "json")
     parser.set_defaults(func=run)
 
 

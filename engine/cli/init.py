@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from engine.cli import output
+from engine.cli import flags, output
 from engine.cli.cluster import CRD, connect_from, install_crds
 from engine.cli.flags import add_timeout_flag
 from engine.cli.manifests import DEFAULT_IMAGE, DEFAULT_NAMESPACE, manifests
@@ -22,6 +22,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--manager-namespace", default=DEFAULT_NAMESPACE, metavar="NAMESPACE",
                         help=f"namespace of the manager (default: {DEFAULT_NAMESPACE})")
     add_timeout_flag(parser, "how long to wait for the CRDs to be established")
+    flags.accepts_output(parser, "yaml", "json")
     parser.set_defaults(func=run)
 
 

@@ -29,6 +29,7 @@ def add_status(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     flags.add_instance_flag(parser)
     parser.add_argument("--plan", help="show only this plan (default: every plan of the package)")
     flags.add_wait_flags(parser, "the active plan ends (the tree is printed again on each change)")
+    flags.accepts_output(parser, "table", "yaml", "json")
     parser.set_defaults(func=run_status)
 
 
@@ -36,6 +37,7 @@ def add_history(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("history", help="every plan's last run, and the versions and parameters over time",
                             parents=parents)
     flags.add_instance_flag(parser)
+    flags.accepts_output(parser, "table", "yaml", "json")
     parser.set_defaults(func=run_history)
 
 
@@ -143,7 +145,7 @@ def redacted(pkg: Package | None, values: Mapping[str, Any]) -> Json:
 
 
 def parameters_cell(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(values.items())) or "-"
+    return ", ".join(f"{k}={params.value_text(v)}" for k, v in sorted(values.items())) or "-"
 
 
 # --- trigger -----------------------------------------------------------------------------------

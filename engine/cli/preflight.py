@@ -10,7 +10,7 @@ from typing import Any
 
 from engine import params
 from engine.cli.sources import Dependency, dependencies, load_package
-from engine.errors import KplanError, ParameterInvalid, PermanentError, RenderError
+from engine.errors import KplanError, ParameterInvalid, PermanentError, RenderError, RequiredParametersMissing
 from engine.model import Package
 from engine.planner import pipes, secrets
 from engine.planner.rendering import Scene, render_plan
@@ -85,7 +85,7 @@ def secrets_hidden(pkg: Package, assignments: Sequence[str], values: Mapping[str
     try:
         yield
     except ParameterInvalid as err:
-        if err.name in secret_names(pkg):
+        if err.name in secret_names(pkg) and not isinstance(err, RequiredParametersMissing):
             raise ParameterInvalid(err.name, err.reason.split(", got ")[0]) from None
         raise
     except KplanError as err:

@@ -173,7 +173,7 @@ def test_diff_shows_drift_after_a_kubectl_edit(cli: Cli, tmp_path: Path) -> None
     assert lines[:2] == ["--- live/ConfigMap/" + cli.namespace + "/solo-config",
                          "+++ kplan/ConfigMap/" + cli.namespace + "/solo-config"]
     assert "-  zone: q" in lines and "+  zone: a" in lines
-    assert f"drift: ConfigMap {cli.namespace}/solo-config .data.zone: kplan applies 'a', live has 'q'" in lines
+    assert f"drift: ConfigMap {cli.namespace}/solo-config .data.zone: kplan applies a, live has q" in lines
     assert any(line.startswith("conflict: ") and '"kubectl-edit" on .data.zone' in line for line in lines)
 
 
