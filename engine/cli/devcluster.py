@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from engine.cli.cluster import install_crds
+from engine.controller import Manager, ManagerSettings
 from engine.devcluster.cluster import DevCluster
+from engine.kube import connect
 
 DEFAULT_KUBECONFIG = "~/.kube/kplan-dev.yaml"
 CONTEXT = "kplan-dev"
+# The nodes the shipped packages and their tests expect (hello-world and ml-workflow use two, redis and etcd three).
+DEFAULT_NODES = ("node-1", "node-2", "node-3")
+MANAGER_STOP_TIMEOUT = 30.0
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
@@ -23,11 +31,34 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
                     f"{CONTEXT}, default {DEFAULT_KUBECONFIG}) and serve until interrupted.",
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
-    parser.add_argument("--nodes", default="node1",
-                        help="comma-separated node names for the simulators (default: one node, node1; '' for none)")
+    parser.add_argument("--nodes", default=",".join(DEFAULT_NODES),
+                        help=f"comma-separated node names for the simulators (default: {','.join(DEFAULT_NODES)}; "
+                             "'' for none); each is labelled node.kplan.dev/name=NAME")
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
     parser.add_argument("--token", help="require this bearer token from clients")
+    parser.add_argument("--manager", action="store_true",
+                        help="also install kplan's CRDs and run a kplan manager in this process (the dev cluster "
+                             "runs no containers, so a manager `kplan init` deploys would not run)")
     parser.set_defaults(func=run)
+
+
+@contextlib.contextmanager
+def manager_running(kubeconfig: Path, stop: threading.Event) -> Iterator[None]:
+    """kplan's CRDs installed and a manager reconciling every namespace on a thread, until `stop` is set."""
+    kube = connect(str(kubeconfig), CONTEXT)
+    try:
+        install_crds(kube)
+        manager = Manager(kube, ManagerSettings(metrics_address=None))
+        thread = threading.Thread(target=manager.run, args=(stop,), name="kplan-manager", daemon=True)
+        thread.start()
+        print("kplan manager running in this process (CRDs installed; no `kplan init` needed)", flush=True)
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(MANAGER_STOP_TIMEOUT)
+    finally:
+        kube.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
             path = cluster.write_kubeconfig(args.kubeconfig or DEFAULT_KUBECONFIG, CONTEXT)
             print(f"dev cluster listening on {cluster.url}", flush=True)
             print(f"export KUBECONFIG={path}", flush=True)
-            stop.wait()
+            with manager_running(path, stop) if args.manager else contextlib.nullcontext():
+                stop.wait()
         print("dev cluster stopped", file=sys.stderr, flush=True)
     finally:
         for sig, handler in previous.items():

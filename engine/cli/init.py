@@ -15,6 +15,9 @@ from engine.cli.manifests import DEFAULT_IMAGE, DEFAULT_NAMESPACE, manifests
 __all__ = ["register", "run"]
 
 
+SIMULATED_OS_IMAGE = "kplan devcluster"  # what the dev cluster's simulated kubelet reports as a node's OS image
+
+
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("init", help="install the CRDs, RBAC and manager Deployment", parents=parents)
     parser.add_argument("--dry-run", action="store_true", help="print the objects (-o yaml or json) instead")
@@ -41,7 +44,21 @@ def run(args: argparse.Namespace) -> int:
         if (obj["apiVersion"], obj["kind"]) != CRD:
             kube.apply(obj, field_manager="kplan-init")
             print(f"{resource_name(obj)} applied")
+    if simulated(kube.list("v1", "Node", None)):
+        print(SIMULATED_NODES)
     return 0
+
+
+SIMULATED_NODES = (
+    "note: this cluster's nodes are simulated (a kplan dev cluster): the manager's pod will show Running but no "
+    "container runs, so nothing reconciles Instances. Run a manager yourself: `kplan manager` in another shell, "
+    "or start the dev cluster with `kplan devcluster --manager`.")
+
+
+def simulated(nodes: list[dict[str, Any]]) -> bool:
+    """True when every node is one kplan's simulated kubelet plays (there is at least one)."""
+    images = [((n.get("status") or {}).get("nodeInfo") or {}).get("osImage") for n in nodes]
+    return bool(images) and all(image == SIMULATED_OS_IMAGE for image in images)
 
 
 def resource_name(obj: dict[str, Any]) -> str:

@@ -135,6 +135,22 @@ def test_plan_trigger_runs_a_plan_of_the_package_and_refuses_others(
     assert ["1", "cli-app-0.1.0"] in [line.split()[:2] for line in history]
 
 
+def test_triggering_hello_worlds_rerun_runs_its_jobs_again(cli: Cli, sim_kube: Kube, manager: Manager) -> None:
+    hello_world = str(Path(__file__).parent.parent.parent / "operators" / "hello-world")
+    # One node, so both node steps go to it: every simulated node is labelled node.kplan.dev/name=<its name>.
+    node = min(n["metadata"]["name"] for n in sim_kube.list("v1", "Node"))
+    cli.ok("install", hello_world, "--instance", "hello", "-p", f"firstNode={node}", "-p", f"secondNode={node}",
+           *WAIT)
+    before = {j["metadata"]["name"]: j["metadata"]["uid"] for j in sim_kube.list("batch/v1", "Job", cli.namespace)}
+
+    result = cli.ok("plan", "trigger", "rerun", "--instance", "hello", *WAIT)
+
+    assert "plan rerun: COMPLETE" in result.out
+    after = {j["metadata"]["name"]: j["metadata"]["uid"] for j in sim_kube.list("batch/v1", "Job", cli.namespace)}
+    assert sorted(after) == sorted(before) and len(before) == 2  # the same Jobs (print, execute) ...
+    assert not set(after.values()) & set(before.values())  # ... made again: they ran again
+
+
 def test_plan_status_wait_follows_the_plan_to_its_end(cli: Cli, manager: Manager) -> None:
     installed(cli)
     cli.ok("plan", "trigger", "backup", "--instance", "shop")

@@ -28,7 +28,7 @@ PACKAGE = str(ROOT / "operators" / "ml-workflow")
 KUBECTL = str(Path(sys.executable).with_name("kubectl"))
 INSTANCE = ("kplan.dev/v1alpha1", "Instance")
 STAGES = ("process-data", "train-model", "evaluate-model")
-NODE_OF = {"process-data": "node1", "train-model": "node2", "evaluate-model": "node1"}
+NODE_OF = {"process-data": "node-1", "train-model": "node-2", "evaluate-model": "node-1"}
 WAIT = 30.0
 LABEL = "node.kplan.dev/name"
 
@@ -81,7 +81,7 @@ def steps(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def workflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workflow]:
-    nodes = [Node("node1", {LABEL: "node1"}), Node("node2", {LABEL: "node2"})]
+    nodes = [Node("node-1", {LABEL: "node-1"}), Node("node-2", {LABEL: "node-2"})]
     with LocalCluster(nodes, tmp_path_factory.mktemp("ml")) as local, connect(str(local.kubeconfig)) as kube:
         yield Workflow(local, kube)
 
@@ -138,7 +138,7 @@ def test_each_stage_starts_only_after_the_previous_one_completed_on_its_own_node
 
 def test_a_missing_node_label_holds_the_plan_on_that_step_until_kubectl_labels_the_node(workflow: Workflow) -> None:
     namespace = workflow.namespace()
-    workflow.kubectl("label", "node", "node2", f"{LABEL}-")
+    workflow.kubectl("label", "node", "node-2", f"{LABEL}-")
     try:
         workflow.kplan("install", PACKAGE, "--instance", "ml", "-n", namespace)
         waiting = workflow.plan(namespace, lambda r: "cannot be scheduled" in str(steps(r).get("train-model")))
@@ -151,13 +151,13 @@ def test_a_missing_node_label_holds_the_plan_on_that_step_until_kubectl_labels_t
             in held["train-model"]["message"]
         assert set(workflow.jobs(namespace)) == {"process-data", "train-model"}
     finally:
-        workflow.kubectl("label", "node", "node2", f"{LABEL}=node2", "--overwrite")
+        workflow.kubectl("label", "node", "node-2", f"{LABEL}=node-2", "--overwrite")
 
     record = workflow.plan(namespace, lambda r: r.get("status") == "COMPLETE")
     assert [s["status"] for s in steps(record).values()] == ["COMPLETE"] * 3
     (train,) = [p for p in workflow.kube.list("v1", "Pod", namespace)
                 if p["metadata"]["labels"]["workflow.kplan.dev/stage"] == "train-model"]
-    assert train["spec"]["nodeName"] == "node2"
+    assert train["spec"]["nodeName"] == "node-2"
 
 
 def test_variables_a_stage_writes_reach_the_later_stages_when_the_scripts_run(tmp_path: Path) -> None:
@@ -208,4 +208,4 @@ def test_make_demo_runs_the_workflow_to_complete() -> None:
     assert sorted((row[0].split("/")[1].rsplit("-", 2)[0], row[1]) for row in job_rows) == [
         ("ml-evaluate-model", "Complete"), ("ml-process-data", "Complete"), ("ml-train-model", "Complete")]
     train_pod = next(line.split() for line in out.splitlines() if line.startswith("ml-train-model-"))
-    assert "node2" in train_pod
+    assert "node-2" in train_pod
