@@ -14,7 +14,7 @@ from engine.cli import flags, output, progress
 from engine.cli.cluster import INSTANCE, connect_from, instance_of, package_of, try_package_of
 from engine.cli.following import Target, ended_with, follow, outcome, target_after
 from engine.cli.install import print_tree
-from engine.cli.instances import driven_by_cli, driven_here, patch_spec
+from engine.cli.instances import driven_by_cli, driven_here, patch_spec, runs
 from engine.errors import PermanentError
 from engine.kube import Kube
 from engine.model import Package
@@ -162,7 +162,8 @@ def run_trigger(args: argparse.Namespace) -> int:
     driven_here(instance, args.wait)
     request = {"planName": args.plan, "uid": str(uuid.uuid4())}
     patched = patch_spec(kube, instance, {"planExecution": request})
-    print(f"instance.kplan.dev/{args.instance}: plan {args.plan} triggered (uid {request['uid']})")
+    pending = "" if not driven_by_cli(instance) else f"; {runs(instance, args.plan)}"
+    print(f"instance.kplan.dev/{args.instance}: plan {args.plan} triggered (uid {request['uid']}){pending}")
     if not args.wait:
         return 0
     found, state = follow(kube, patched, target_after(instance, args.plan, patched), args.timeout, sys.stdout)

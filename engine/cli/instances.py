@@ -76,7 +76,7 @@ def run_update(args: argparse.Namespace) -> int:
         print(f"instance.kplan.dev/{args.instance} unchanged: the parameters already have these values")
         return 0
     patched = patch_spec(kube, instance, {"parameters": changes.parameters_patch(current, wanted)})
-    print(f"instance.kplan.dev/{args.instance} updated ({parameter_text(pkg, given)}); plan {plan} runs")
+    print(f"instance.kplan.dev/{args.instance} updated ({parameter_text(pkg, given)}); {runs(instance, plan)}")
     return waited(kube, args, instance, patched, plan, pkg)
 
 
@@ -103,7 +103,7 @@ def run_upgrade(args: argparse.Namespace) -> int:
     patched = patch_spec(kube, instance, spec)
     plan = upgrade_plan(pkg)
     print(f"instance.kplan.dev/{args.instance} upgraded from {current_pkg.version_name} to {pkg.version_name}; "
-          f"plan {plan} runs")
+          f"{runs(instance, plan)}")
     for name in dropped:
         print(f"parameter {name} is not declared by {pkg.version_name} and was removed")
     return waited(kube, args, instance, patched, plan, pkg)
@@ -131,7 +131,7 @@ def run_rollback(args: argparse.Namespace) -> int:
         spec["operatorVersion"] = {"name": target_version}
     patched = patch_spec(kube, instance, spec)
     print(f"instance.kplan.dev/{args.instance} rolled back to {target_version} with the parameters of "
-          f"{entry.get('at')}; plan {plan} runs")
+          f"{entry.get('at')}; {runs(instance, plan)}")
     return waited(kube, args, instance, patched, plan, target_pkg)
 
 
@@ -170,6 +170,15 @@ def spec_parameters(instance: Mapping[str, Any]) -> Json:
 
 def driven_by_cli(instance: Mapping[str, Any]) -> bool:
     return ((instance.get("metadata") or {}).get("annotations") or {}).get(DRIVER_ANNOTATION) == CLI
+
+
+def runs(instance: Mapping[str, Any], plan: str) -> str:
+    """`plan X runs`, or, for an Instance only `kplan run` drives, that it runs once `kplan run` drives it."""
+    if not driven_by_cli(instance):
+        return f"plan {plan} runs"
+    name = (instance.get("metadata") or {}).get("name")
+    return (f"plan {plan} runs when `kplan run PKG --instance {name}` drives it (no manager runs an Instance "
+            "that `kplan run` installed)")
 
 
 def driven_here(instance: Mapping[str, Any], wait: bool) -> None:
