@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from conftest import Changes, Kplan
 
 WAIT = ("--wait", "--timeout", "60s")
+REDIS = str(Path(__file__).parent.parent.parent / "operators" / "redis")
 
 
 @pytest.fixture
@@ -194,6 +195,37 @@ def test_upgrade_prunes_what_the_new_version_dropped_and_rollback_restores_the_p
     assert configmap(sim_kube, cli, "shop-legacy") is not None
     assert configmap(sim_kube, cli, "shop-config")["data"]["version"] == "0.1.0"  # type: ignore[index]
     kplan.wait(lambda: configmap(sim_kube, cli, "shop-migrated") is None)
+
+
+def test_uninstall_of_a_child_instance_is_refused_naming_its_parent_unless_forced(
+    cli: Cli, sim_kube: Kube, manager: Manager
+) -> None:
+    cli.ok("install", package("cli-parent"), "--instance", "family", "-p", "greeting=hi", *WAIT)
+
+    refused = cli("uninstall", "--instance", "family-child")
+
+    assert ("instance 'family-child' belongs to instance 'family', whose Operator task would create it again; "
+            "uninstall 'family' instead, or give --force to delete it anyway") in error_line(refused)
+    assert sim_kube.get(*INSTANCE, "family-child", cli.namespace)["metadata"].get("deletionTimestamp") is None  # type: ignore[index]
+    forced = cli.ok("uninstall", "--instance", "family-child", "--force")
+    assert 'instance.kplan.dev "family-child" deleted' in forced.out
+
+
+def test_uninstall_says_which_volumes_it_keeps_and_deletes_them_when_asked(
+    cli: Cli, sim_kube: Kube, manager: Manager, kplan: Kplan
+) -> None:
+    cli.ok("install", REDIS, "--instance", "cache", "-p", "replicas=1", *WAIT)
+    claims = sim_kube.list("v1", "PersistentVolumeClaim", cli.namespace, label_selector="kplan.dev/instance=cache")
+    assert [c["metadata"]["name"] for c in claims] == ["data-cache-0"]  # labelled through the claim template
+
+    kept = cli.ok("uninstall", "--instance", "cache", *WAIT)
+
+    assert (f"kept 1 volume with their data (PVCs its StatefulSets made): data-cache-0; delete them with "
+            f"`kplan uninstall --instance cache -n {cli.namespace} --delete-volumes`") in kept.out
+    assert sim_kube.get("v1", "PersistentVolumeClaim", "data-cache-0", cli.namespace) is not None
+    deleted = cli.ok("uninstall", "--instance", "cache", "--delete-volumes")
+    assert 'persistentvolumeclaim "data-cache-0" deleted' in deleted.out
+    kplan.wait(lambda: sim_kube.get("v1", "PersistentVolumeClaim", "data-cache-0", cli.namespace) is None)
 
 
 def test_rollback_without_an_earlier_version_or_parameters_is_refused(cli: Cli, manager: Manager) -> None:
