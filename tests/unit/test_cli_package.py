@@ -22,7 +22,8 @@ def test_new_writes_a_package_that_verifies(tmp_path: Path, capsys: pytest.Captu
     assert capsys.readouterr().out == "package shop 0.1.0 is valid\n"
     pkg = loader.load(str(tmp_path / "shop"))
     assert sorted(pkg.files) == [
-        "README.md", "operator.yaml", "params.yaml", "templates/deployment.yaml", "templates/service.yaml"
+        "README.md", "operator.yaml", "params.yaml", "templates/deployment.yaml", "templates/service.yaml",
+        "tests/install/00-assert.yaml", "tests/install/00-install.yaml", "tests/kplan-test.yaml",
     ]
 
 
