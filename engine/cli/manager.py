@@ -105,6 +105,8 @@ def configure_logging(*, verbose: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO if verbose else logging.WARNING)
     logging.getLogger("engine.controller.manager").setLevel(logging.INFO)
+    # urllib3 warns of each connection retry and of a full pool; kplan reports what failed in its own words.
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
 def address(text: str) -> tuple[str, int]:
