@@ -13,6 +13,7 @@ from types import FrameType
 from typing import Any
 
 from engine.cli.cluster import install_crds
+from engine.cli.manager import configure_logging
 from engine.controller import Manager, ManagerSettings
 from engine.devcluster.cluster import DevCluster
 from engine.kube import connect
@@ -45,6 +46,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 @contextlib.contextmanager
 def manager_running(kubeconfig: Path, stop: threading.Event) -> Iterator[None]:
     """kplan's CRDs installed and a manager reconciling every namespace on a thread, until `stop` is set."""
+    configure_logging(verbose=False, lifecycle=False)  # the manager's warnings, as `kplan manager` writes them
     kube = connect(str(kubeconfig), CONTEXT)
     try:
         install_crds(kube)
