@@ -203,7 +203,7 @@ def test_make_demo_runs_the_workflow_to_complete() -> None:
     assert "Plan deploy (serial strategy) [COMPLETE]" in trees[-1]
     assert "$ kubectl get instances,jobs" in out
     instance_row = next(line for line in out.splitlines() if line.startswith("instance.kplan.dev/ml   "))
-    assert instance_row.split()[1:5] == ["ml-workflow", "ml-workflow-0.1.0", "deploy", "COMPLETE"]
+    assert instance_row.split()[1:5] == ["ml-workflow", "ml-workflow-0.2.0", "deploy", "COMPLETE"]
     job_rows = [line.split() for line in out.splitlines() if line.startswith("job.batch/ml-")]
     assert sorted((row[0].split("/")[1].rsplit("-", 2)[0], row[1]) for row in job_rows) == [
         ("ml-evaluate-model", "Complete"), ("ml-process-data", "Complete"), ("ml-train-model", "Complete")]
