@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test unit lint demo bench clean
+.PHONY: install test unit lint demo bench clean control-plane
 
 install: $(STAMP)
 
@@ -14,6 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test,dev]'
 	touch $@
 
+# The real backend: etcd, kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2, built from Go
+# modules (tools/kube) into ~/.cache/kplan/kube-v1.37.2 (KPLAN_KUBE_DIR overrides); a no-op once built.
+control-plane:
+	tools/kube/build.sh
+
 lint: install
 	$(BIN)/ruff check engine tests bench
 	$(BIN)/mypy
@@ -22,7 +27,7 @@ lint: install
 unit: install
 	$(BIN)/pytest -q tests/unit
 
-test: lint
+test: lint control-plane
 	$(BIN)/pytest -q
 
 demo: install

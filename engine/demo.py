@@ -42,19 +42,23 @@ ENDED = frozenset({"COMPLETE", "FATAL_ERROR"})
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="leave the cluster running until Ctrl-C")
+    parser.add_argument("--backend", choices=("dev", "real"), default="dev",
+                        help="dev: kplan's in-memory dev cluster (default); real: the real control plane "
+                             "(`make control-plane` builds it), whose Job controller runs the stages' Jobs")
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="kplan-demo-") as folder:
-            return demo(Path(folder), keep=args.keep)
+            return demo(Path(folder), keep=args.keep, backend=args.backend)
     except KplanError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 
 
-def demo(folder: Path, *, keep: bool) -> int:
-    say(f"Starting a dev cluster (nodes {', '.join(n.name for n in NODES)}, labelled node.kplan.dev/name) "
+def demo(folder: Path, *, keep: bool, backend: str = "dev") -> int:
+    what = "a dev cluster" if backend == "dev" else "the real control plane (etcd, kube-apiserver, controllers)"
+    say(f"Starting {what} (nodes {', '.join(n.name for n in NODES)}, labelled node.kplan.dev/name) "
         "and a kplan manager in this process")
-    with LocalCluster(NODES, folder) as local:
+    with LocalCluster(NODES, folder, backend=backend) as local:
         kubeconfig = str(local.kubeconfig)
         install = ["install", relative(PACKAGE), "--instance", INSTANCE,
                    "-p", f"podAnnotations={{devcluster.kplan.dev/duration: {STAGE_SECONDS}}}"]

@@ -12,7 +12,15 @@ from engine.apiserver.openapi import OpenApi
 from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.resources import Registry, ResourceType
 from engine.apiserver.schema import Schemas, TypeNode
-from engine.apiserver.status import ApiError, bad_request, internal_error, method_not_allowed, not_served, unauthorized
+from engine.apiserver.status import (
+    ApiError,
+    bad_request,
+    internal_error,
+    method_not_allowed,
+    not_served,
+    page_not_found,
+    unauthorized,
+)
 from engine.apiserver.store import Store
 from engine.apiserver.strategies import Allocator
 
@@ -117,7 +125,7 @@ class Api:
             return ApiResponse(200, discovery.api_group(self.registry, parts[1]))
         if parts[0] == "apis" and len(parts) == 3:
             return ApiResponse(200, discovery.resource_list(self.registry, parts[1], parts[2]))
-        raise not_served()
+        raise page_not_found()
 
 
 def verb_of(req: ApiRequest, target: routing.Target) -> str:

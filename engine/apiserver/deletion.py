@@ -26,7 +26,7 @@ from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.routing import Target
 from engine.apiserver.selectors import matcher, parse_both
-from engine.apiserver.status import bad_request, conflict, forbidden, method_not_allowed, not_found
+from engine.apiserver.status import ApiError, bad_request, conflict, forbidden, method_not_allowed, not_found
 
 if TYPE_CHECKING:
     from engine.apiserver.api import Api
@@ -134,11 +134,18 @@ def delete_object(api: Api, rt: ResourceType, old: JsonDict, opts: DeleteOptions
 
 def _check_preconditions(rt: ResourceType, old: JsonDict, opts: DeleteOptions) -> None:
     if opts.uid and opts.uid != uid_of(old):
-        raise conflict(rt, name_of(old), f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: "
-                                         f"{uid_of(old)}")
+        raise precondition_failed(rt, name_of(old), f"the UID in the precondition ({opts.uid}) does not match the UID "
+                                  f"in record ({uid_of(old)}). The object might have been deleted and then recreated")
     if opts.rv and opts.rv != rv_of(old):
-        raise conflict(rt, name_of(old), f"Precondition failed: ResourceVersion in precondition: {opts.rv}, "
-                                         f"ResourceVersion in object meta: {rv_of(old)}")
+        raise precondition_failed(rt, name_of(old), f"the ResourceVersion in the precondition ({opts.rv}) does not "
+                                  f"match the ResourceVersion in record ({rv_of(old)}). The object might have been "
+                                  "modified")
+
+
+def precondition_failed(rt: ResourceType, name: str, detail: str) -> ApiError:
+    """A delete precondition that does not hold: the real server names the kind, not the resource, here."""
+    message = f'Operation cannot be fulfilled on {rt.kind} "{name}": {detail}'
+    return ApiError(409, "Conflict", message, {"name": name, "kind": rt.kind})
 
 
 def _policy(opts: DeleteOptions) -> str:

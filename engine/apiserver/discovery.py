@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from engine.apiserver.resources import SUBRESOURCE_VERBS, Registry, ResourceType
-from engine.apiserver.status import not_served
+from engine.apiserver.status import not_served, page_not_found
 
 KUBERNETES_VERSION = {"major": "1", "minor": "37", "emulationMajor": "1", "emulationMinor": "37",
-                      "minCompatibilityMajor": "1", "minCompatibilityMinor": "36", "gitVersion": "v1.37.0",
+                      "minCompatibilityMajor": "1", "minCompatibilityMinor": "36", "gitVersion": "v1.37.2",
                       "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
                       "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
                       "platform": "linux/amd64"}
@@ -37,7 +37,7 @@ def api_group(registry: Registry, group: str) -> dict[str, Any]:
     for name, versions in registry.groups():
         if name == group and group:
             return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, versions)}
-    raise not_served()
+    raise page_not_found()
 
 
 def resource_entry(rt: ResourceType) -> dict[str, Any]:
@@ -66,8 +66,8 @@ def subresource_entries(rt: ResourceType) -> list[dict[str, Any]]:
 
 def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any]:
     types = registry.in_group_version(group, version)
-    if not types:
-        raise not_served()
+    if not types:  # the legacy /api handler answers any version itself; unknown /apis groups fall through
+        raise page_not_found() if group else not_served()
     resources = []
     for rt in types:
         resources.append(resource_entry(rt))

@@ -260,5 +260,5 @@ class OpenApi:
             paths.update(resource_paths(rt, item, listed))
         for name in closure(self._definitions, roots):
             schemas[name] = convert(self._definitions[name])
-        return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
+        return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.2"}, "paths": paths,
                 "components": {"schemas": dict(sorted(schemas.items()))}}

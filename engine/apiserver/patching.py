@@ -95,8 +95,7 @@ def _patched(api: Api, rt: ResourceType, kind: str, live: JsonDict, body: Any) -
     except patch.PatchTooLarge as e:
         raise too_large(str(e)) from e
     except patch.PatchError as e:
-        raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
-                       {"causes": [{"reason": "UnexpectedServerResponse", "message": str(e)}]}) from e
+        raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request", {}) from e
 
 
 def apply_(api: Api, target: Target, req: ApiRequest, opts: WriteOptions) -> ApiResponse:
@@ -131,11 +130,8 @@ def apply_(api: Api, target: Target, req: ApiRequest, opts: WriteOptions) -> Api
 
 
 def _check_apply_type(rt: ResourceType, config: JsonDict) -> None:
-    if config.get("apiVersion") != rt.api_version:
-        raise bad_request(f"Incorrect version specified in apply patch. Specified patch version: "
-                          f"{config.get('apiVersion', '')}, expected: {rt.api_version}")
-    if config.get("kind") != rt.kind:
-        raise bad_request(f"invalid object type: {rt.api_version}, Kind={config.get('kind', '')}")
+    if config.get("apiVersion") != rt.api_version or config.get("kind") != rt.kind:
+        raise bad_request(f"invalid object type: {config.get('apiVersion', '')}, Kind={config.get('kind', '')}")
 
 
 def _check_apply_config(target: Target, config: JsonDict) -> None:
@@ -185,6 +181,6 @@ def check_apply_fields(api: Api, target: Target, config: JsonDict) -> None:
 
 def typed_patch_error(target: Target, config: JsonDict, problem: str) -> ApiError:
     rt = target.rt
-    where = f"{target.namespace}/{name_of(config)}" if target.namespace else name_of(config)
+    where = f"{(config.get('metadata') or {}).get('namespace') or ''}/{name_of(config)}"  # as the patch names it
     group_version = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
     return internal(f"failed to create typed patch object ({where}; {group_version}, Kind={rt.kind}): {problem}")

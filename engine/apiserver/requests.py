@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from engine.apiserver.status import ApiError, bad_request
+from engine.apiserver.status import ApiError, PageNotFound, bad_request
 
 JSON = "application/json"
 APPLY_YAML = "application/apply-patch+yaml"
@@ -83,6 +83,9 @@ class ApiResponse:
 
     @classmethod
     def error(cls, err: ApiError) -> ApiResponse:
+        if isinstance(err, PageNotFound):
+            return cls(err.code, PageNotFound.TEXT, {"Content-Type": "text/plain; charset=utf-8",
+                                                      "X-Content-Type-Options": "nosniff", **err.headers})
         return cls(err.code, err.status(), dict(err.headers))
 
 
@@ -99,7 +102,7 @@ def decode_yaml(text: str) -> Any:
     try:
         return yaml.load(text, Loader=YAML_LOADER)
     except yaml.YAMLError as e:
-        raise bad_request(f"error decoding YAML: {one_line(str(e))}") from e
+        raise bad_request(yaml_error(e)) from e
 
 
 def one_line(text: str) -> str:
@@ -121,3 +124,11 @@ def type_name(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+def yaml_error(err: yaml.YAMLError) -> str:
+    """As the real server words a YAML body it cannot read: `error encoding patch: yaml: line N: problem`."""
+    mark = getattr(err, "context_mark", None) or getattr(err, "problem_mark", None)  # where the construct began
+    problem = str(getattr(err, "problem", "") or "").strip() or one_line(str(err))
+    return f"error encoding patch: yaml: line {mark.line + 1}: {problem}" if mark else \
+        f"error encoding patch: yaml: {problem}"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from engine.apiserver.resources import Registry, ResourceType
-from engine.apiserver.status import not_served
+from engine.apiserver.status import not_served, page_not_found
 
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
@@ -32,6 +32,8 @@ def parse(path: str, registry: Registry) -> Target:
     if not is_resource_path(parts):
         raise not_served()
     group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
+    if group and not registry.in_group_version(group, version):
+        raise page_not_found()  # no API group serves this path at all (the legacy /api answers for itself)
     legacy_watch = bool(rest) and rest[0] == "watch"
     if legacy_watch:
         rest = rest[1:]

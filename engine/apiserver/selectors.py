@@ -169,9 +169,17 @@ def parse_fields(text: str | None, rt: ResourceType) -> FieldSelector:
             raise bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
         path = m[1]
         if path not in allowed:
-            raise bad_request(f'field label not supported: {path}')
+            raise bad_request(unsupported_field(path, allowed))
         terms.append(FieldTerm(path, unescape(m[3]), m[2] != "!="))
     return FieldSelector(tuple(terms))
+
+
+def unsupported_field(path: str, allowed: tuple[str, ...]) -> str:
+    """The real server's words: kinds with field selectors of their own have a conversion function that says
+    "not supported"; the others fall back to the metadata-only default, which lists what it knows."""
+    if allowed == _COMMON_FIELDS:
+        return f'"{path}" is not a known field selector: only ' + ", ".join(f'"{f}"' for f in _COMMON_FIELDS)
+    return f"field label not supported: {path}"
 
 
 def split_unescaped(text: str, sep: str) -> list[str]:

@@ -125,6 +125,19 @@ def not_served() -> ApiError:
     return ApiError(404, "NotFound", "the server could not find the requested resource", {})
 
 
+class PageNotFound(ApiError):
+    """A path no API group serves: the real server's catch-all answers plain text, not a Status."""
+
+    TEXT = b"404 page not found\n"
+
+    def __init__(self) -> None:
+        super().__init__(404, "NotFound", "404 page not found")
+
+
+def page_not_found() -> ApiError:
+    return PageNotFound()
+
+
 def already_exists(rt: ResourceType, name: str, terminating: bool = False) -> ApiError:
     prefix = "object is being deleted: " if terminating else ""
     return ApiError(409, "AlreadyExists", f'{prefix}{rt.qualified} "{name}" already exists', object_details(rt, name))
@@ -137,9 +150,9 @@ def conflict(rt: ResourceType, name: str, detail: str = MODIFIED) -> ApiError:
 
 def invalid(rt: ResourceType, name: str, errors: Sequence[FieldError], kind: str | None = None) -> ApiError:
     """422 Invalid; `kind` overrides details.kind (some checks report the resource name there)."""
+    qualified_kind = f"{kind or rt.kind}.{rt.group}" if rt.group else kind or rt.kind
     kind = kind or rt.kind
     listed = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(str(e) for e in errors) + "]"
-    qualified_kind = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
     details: dict[str, Any] = {"name": name}
     if rt.group:
         details["group"] = rt.group

@@ -37,8 +37,9 @@ LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanum
 CONFIG_KEY_MSG = ("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or "
                   "'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
 
-LABEL_NAMED = ("/namespaces",)
-DNS1035_NAMED = ("/services",)
+# Service names are DNS-1123 labels since RelaxedServiceNameValidation (GA in 1.37), no longer DNS-1035.
+LABEL_NAMED = ("/namespaces", "/services")
+DNS1035_NAMED: tuple[str, ...] = ()
 PATH_SEGMENT_NAMED = ("rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings",
                       "rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/clusterrolebindings")
 WORKLOADS = ("apps/deployments", "apps/replicasets", "apps/statefulsets", "apps/daemonsets")

@@ -17,7 +17,7 @@ from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.routing import Target
 from engine.apiserver.selectors import FieldSelector, FieldTerm, matcher, parse_both
-from engine.apiserver.status import ApiError, ErrorType, FieldError, bad_request, expired, invalid
+from engine.apiserver.status import ApiError, ErrorType, FieldError, bad_request, expired, internal, invalid
 from engine.apiserver.store import ADDED, DELETED, MODIFIED, Event, Subscription, TooOld
 
 if TYPE_CHECKING:
@@ -101,7 +101,8 @@ def _parse_rv(text: str) -> int | None:
     try:
         return int(text)
     except ValueError as e:
-        raise bad_request(f"invalid resource version: {text!r}") from e
+        raise internal(f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": '
+                             "invalid syntax") from e
 
 
 def _timeout(req: ApiRequest, api: Api) -> float:

@@ -90,8 +90,9 @@ def check_type(rt: ResourceType, body: JsonDict) -> None:
     """The body's apiVersion and kind must name the URL's resource (missing ones default to it)."""
     api_version, kind = body.get("apiVersion"), body.get("kind")
     if api_version and api_version != rt.api_version:
-        raise bad_request(f"the API version in the data ({api_version}) does not match the expected API version "
-                          f"({rt.api_version})")
+        version = str(api_version).rpartition("/")[2]
+        raise bad_request(f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: no kind "{rt.kind}" '
+                          f'is registered for version "{api_version}" in scheme "pkg/runtime/scheme.go:111"')
     if kind and kind != rt.kind:
         raise bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
     body["apiVersion"], body["kind"] = rt.api_version, rt.kind
@@ -120,7 +121,8 @@ def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions) -> Non
     unknown = structural.prune(view, obj)
     if unknown and opts.validation == "Strict":
         listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-        raise bad_request(f"strict decoding error: {listed}")
+        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                          f"strict decoding error: {listed}")
     if opts.validation == "Warn":
         opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
 

@@ -1,4 +1,9 @@
-"""`kplan devcluster`: run the local API server until SIGINT/SIGTERM, with a kubeconfig pointing at it."""
+"""`kplan devcluster`: run a local cluster until SIGINT/SIGTERM, with a kubeconfig pointing at it.
+
+Two backends: `dev` (the default), kplan's in-memory API server with simulated nodes and controllers; `real`,
+the real etcd, kube-apiserver, kube-controller-manager and kube-scheduler (built by `make control-plane`) with
+simulated kubelets and volume provisioning only.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from typing import Any
 from engine.cli.cluster import install_crds
 from engine.cli.manager import configure_logging
 from engine.controller import Manager, ManagerSettings
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster import backends
 from engine.kube import connect
 
 DEFAULT_KUBECONFIG = "~/.kube/kplan-dev.yaml"
@@ -27,19 +32,25 @@ MANAGER_STOP_TIMEOUT = 30.0
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "devcluster", parents=list(parents), help="run the local dev API server (with simulators)",
-        description="Start the local in-memory Kubernetes API server, write a kubeconfig for it (context "
-                    f"{CONTEXT}, default {DEFAULT_KUBECONFIG}) and serve until interrupted.",
+        "devcluster", parents=list(parents), help="run a local cluster: the dev API server or a real control plane",
+        description="Start a local cluster, write a kubeconfig for it (context "
+                    f"{CONTEXT}, default {DEFAULT_KUBECONFIG}) and serve until interrupted. --backend dev (default): "
+                    "kplan's in-memory API server with simulated nodes and controllers. --backend real: the real "
+                    "etcd, kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2 on free 127.0.0.1 "
+                    "ports (build them once with `make control-plane`; needs Go >= 1.26), with only the kubelets "
+                    "and volume provisioning simulated.",
     )
+    parser.add_argument("--backend", choices=backends.BACKENDS, default="dev",
+                        help="dev (in-memory, the default) or real (the real control plane)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
     parser.add_argument("--nodes", default=",".join(DEFAULT_NODES),
                         help=f"comma-separated node names for the simulators (default: {','.join(DEFAULT_NODES)}; "
                              "'' for none); each is labelled node.kplan.dev/name=NAME")
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
-    parser.add_argument("--token", help="require this bearer token from clients")
+    parser.add_argument("--token", help="require this bearer token from clients (dev backend only)")
     parser.add_argument("--manager", action="store_true",
-                        help="also install kplan's CRDs and run a kplan manager in this process (the dev cluster "
-                             "runs no containers, so a manager `kplan init` deploys would not run)")
+                        help="also install kplan's CRDs and run a kplan manager in this process (no container runs "
+                             "on the simulated nodes, so a manager `kplan init` deploys would not run)")
     parser.set_defaults(func=run)
 
 
@@ -65,7 +76,12 @@ def manager_running(kubeconfig: Path, stop: threading.Event) -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     nodes = [n.strip() for n in str(args.nodes or "").split(",") if n.strip()]
-    cluster = DevCluster(port=args.port, simulate=not args.no_simulate, nodes=nodes, token=args.token)
+    if args.backend == "real" and args.token:
+        print("error: --token is for the dev backend; the real backend's kubeconfig holds client certificates",
+              file=sys.stderr)
+        return 2
+    cluster = backends.new(args.backend, port=args.port, simulate=not args.no_simulate, nodes=nodes,
+                           token=args.token)
     stop = threading.Event()
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:
@@ -75,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with cluster:
             path = cluster.write_kubeconfig(args.kubeconfig or DEFAULT_KUBECONFIG, CONTEXT)
-            print(f"dev cluster listening on {cluster.url}", flush=True)
+            print(f"{'dev cluster' if args.backend == 'dev' else 'real control plane'} listening on {cluster.url}",
+                  flush=True)
             print(f"export KUBECONFIG={path}", flush=True)
             with manager_running(path, stop) if args.manager else contextlib.nullcontext():
                 stop.wait()

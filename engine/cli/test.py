@@ -30,6 +30,9 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--case", action="append", default=[], metavar="NAME",
                         help="run only this case (repeatable)")
     parser.add_argument("--junit-file", metavar="FILE", help="also write the results as JUnit XML to FILE")
+    parser.add_argument("--backend", choices=("dev", "real"), default="dev",
+                        help="the local cluster to start when no --kubeconfig/--context is given: dev (default) or "
+                             "real (the real control plane; `make control-plane` builds it)")
     flags.accepts_output(parser, *FORMATS)
     parser.set_defaults(func=run)
 
@@ -38,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.output or "text"
     xml_to_stdout = fmt == "junit" and not args.junit_file
     result = run_package_tests(args.package, run_kplan, sys.stderr if xml_to_stdout else sys.stdout,
-                               cases=args.case, kubeconfig=args.kubeconfig, context=args.context)
+                               cases=args.case, kubeconfig=args.kubeconfig, context=args.context,
+                               backend=args.backend)
     if fmt == "junit" or args.junit_file:
         xml = junit_xml(result)
         if args.junit_file:

@@ -29,8 +29,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import yaml
-
 from engine.apiserver.api import Api
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.gc import Controllers
@@ -39,6 +37,7 @@ from engine.apiserver.requests import ApiRequest
 from engine.apiserver.server import HttpServer
 from engine.apiserver.store import Subscription
 from engine.devcluster import kubeconfig
+from engine.devcluster.remote import encode_body
 from engine.errors import PermanentError
 
 log = logging.getLogger(__name__)
@@ -51,6 +50,8 @@ class ClusterStartFailed(PermanentError):
 
 
 class DevCluster:
+    backend = "dev"
+
     def __init__(self, *, port: int = 0, simulate: bool = False, nodes: Sequence[str] = (),
                  token: str | None = None, watch_history: int = 10000, faults: FaultProfile | None = None) -> None:
         self.api = Api(token=token, watch_history=watch_history, faults=faults)
@@ -177,14 +178,3 @@ class DevCluster:
 
         return unsubscribe
 
-
-def encode_body(body: Any, content_type: str) -> bytes:
-    if body is None:
-        return b""
-    if isinstance(body, bytes):
-        return body
-    if isinstance(body, str):
-        return body.encode()
-    if "yaml" in content_type and not isinstance(body, dict | list):
-        return yaml.safe_dump(body).encode()
-    return json.dumps(body).encode()

@@ -54,6 +54,7 @@ REPLICASET = Kind("apps/v1", "ReplicaSet", "replicasets")
 STATEFULSET = Kind("apps/v1", "StatefulSet", "statefulsets")
 DAEMONSET = Kind("apps/v1", "DaemonSet", "daemonsets")
 JOB = Kind("batch/v1", "Job", "jobs")
+LEASE = Kind("coordination.k8s.io/v1", "Lease", "leases")
 
 
 def ref_of(obj: JsonDict) -> tuple[str, str]:

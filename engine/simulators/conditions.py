@@ -9,10 +9,10 @@ from typing import Any
 JsonDict = dict[str, Any]
 
 
-def timestamp(moment: datetime.datetime | None = None) -> str:
-    """RFC 3339 UTC, seconds: how the API writes times."""
-    moment = moment or datetime.datetime.now(datetime.UTC)
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def timestamp(moment: datetime.datetime | None = None, *, micro: bool = False) -> str:
+    """RFC 3339 UTC, seconds (a Time) or microseconds (a MicroTime): how the API writes times."""
+    moment = (moment or datetime.datetime.now(datetime.UTC)).astimezone(datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")
 
 
 def find(conditions: Sequence[JsonDict], type_: str) -> JsonDict | None:

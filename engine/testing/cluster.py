@@ -10,7 +10,7 @@ from typing import Any
 
 from engine import crds
 from engine.controller import Manager, ManagerSettings
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster import backends
 from engine.errors import PermanentError
 from engine.kube import Kube, connect
 from engine.planner import Settings
@@ -53,13 +53,15 @@ def label_nodes(kube: Kube, nodes: Sequence[Node]) -> None:
 
 
 class LocalCluster:
-    """`with LocalCluster(nodes, folder) as local:` a simulating dev cluster with these nodes and labels, kplan's
-    CRDs, and a manager reconciling every namespace; `local.kubeconfig` (written in `folder`) reaches it."""
+    """`with LocalCluster(nodes, folder) as local:` a simulating local cluster (`backend` dev or real) with these
+    nodes and labels, kplan's CRDs, and a manager reconciling every namespace; `local.kubeconfig` (written in
+    `folder`) reaches it."""
 
-    def __init__(self, nodes: Sequence[Node], folder: Path, *, planner: Settings = PLANNER) -> None:
+    def __init__(self, nodes: Sequence[Node], folder: Path, *, planner: Settings = PLANNER,
+                 backend: str = "dev") -> None:
         self.nodes = tuple(nodes)
         self.kubeconfig = folder / "kubeconfig"
-        self.cluster = DevCluster(port=0, simulate=True, nodes=[n.name for n in self.nodes])
+        self.cluster = backends.new(backend, simulate=True, nodes=[n.name for n in self.nodes])
         self._planner = planner
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

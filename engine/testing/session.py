@@ -28,15 +28,16 @@ def read_suite(source: str, cases: Sequence[str] = ()) -> Suite:
 
 
 def run_package_tests(source: str, cli: CliRunner, out: TextIO, *, cases: Sequence[str] = (),
-                 kubeconfig: str | None = None, context: str | None = None) -> SuiteResult:
+                 kubeconfig: str | None = None, context: str | None = None, backend: str = "dev") -> SuiteResult:
     """Run the package's tests against the cluster of `kubeconfig`/`context` (where a manager must run), or, when
-    neither is given, against a dev cluster with simulators and a manager started in this process."""
+    neither is given, against a local cluster of `backend` (dev or real) with simulators and a manager started in
+    this process."""
     suite = read_suite(source, cases)
     printer = Printer(out)
     with tempfile.TemporaryDirectory(prefix="kplan-test-") as folder:
         scratch = Path(folder)
         if kubeconfig is None and context is None:
-            with LocalCluster(suite.nodes, scratch) as local:
+            with LocalCluster(suite.nodes, scratch, backend=backend) as local:
                 return run_on(suite, Run(source, ("--kubeconfig", str(local.kubeconfig)), scratch, True),
                               str(local.kubeconfig), None, cli, printer)
         connection = connection_flags(kubeconfig, context)

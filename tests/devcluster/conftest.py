@@ -11,7 +11,7 @@ from kubernetes import client
 
 from engine.devcluster.cluster import DevCluster
 
-from .helpers import Response, http_call, widget_crd
+from .helpers import Response, create_crd, http_call, widget_crd
 
 
 @pytest.fixture
@@ -55,8 +55,6 @@ def own_cluster_factory() -> Iterator[Callable[..., DevCluster]]:
 def widget_group(devcluster: DevCluster) -> Iterator[str]:
     """A Widget CRD in a group of its own (status and scale subresources, printer columns)."""
     group = f"g{uuid.uuid4().hex[:8]}.example.com"
-    code, body = devcluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                                    body=widget_crd(group))
-    assert code == 201, body
+    create_crd(devcluster, widget_crd(group))
     yield group
     devcluster.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")

@@ -4,29 +4,37 @@ from __future__ import annotations
 
 import http.client
 import json
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from kubernetes import client
+from kubernetes import config as kube_config
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
+from engine.devcluster.real import RealCluster
 
 T = TypeVar("T")
+# Seconds between re-checks when nothing the cluster's feed reports has changed: a real backend's feed covers the
+# kinds tests look at, not every kind, so a condition on another kind is still seen within this.
+RECHECK = 1.0
 
 
-def make_api_client(cluster: DevCluster) -> client.ApiClient:
-    config = client.Configuration()
-    config.host = cluster.url
-    if cluster.token:
-        config.api_key = {"authorization": f"Bearer {cluster.token}"}
-    return client.ApiClient(config)
+def make_api_client(cluster: Cluster) -> client.ApiClient:
+    """The official client on either backend, configured from the cluster's own kubeconfig."""
+    folder = tempfile.mkdtemp(prefix="kplan-client-")
+    configuration = client.Configuration()
+    kube_config.load_kube_config(str(cluster.write_kubeconfig(Path(folder) / "config")),
+                                 client_configuration=configuration)
+    return client.ApiClient(configuration)
 
 
-def wait_for(cluster: DevCluster, predicate: Callable[[], T], timeout: float = 10.0) -> T:
+def wait_for(cluster: Cluster, predicate: Callable[[], T], timeout: float = 10.0) -> T:
     """Evaluate `predicate` now and after each change the cluster commits, until it is truthy."""
     changed = threading.Condition()
 
@@ -45,9 +53,30 @@ def wait_for(cluster: DevCluster, predicate: Callable[[], T], timeout: float = 1
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise AssertionError(f"condition not met within {timeout}s")
-                changed.wait(remaining)
+                changed.wait(min(remaining, RECHECK))
     finally:
         unsubscribe()
+
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def create_crd(cluster: Cluster, crd: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+    """Create a CRD and return it once it is Established and its resource is served (a real API server takes a
+    moment for both; the dev cluster does both at once)."""
+    code, body = cluster.request("POST", CRDS, body=crd)
+    assert code == 201, body
+    spec = crd["spec"]
+    version = next(v["name"] for v in spec["versions"] if v.get("served", True))
+    collection = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
+
+    def served() -> dict[str, Any] | None:
+        found = cluster.request("GET", f"{CRDS}/{body['metadata']['name']}")[1]
+        conditions = {c["type"]: c["status"] for c in (found.get("status") or {}).get("conditions") or []}
+        return found if conditions.get("Established") == "True" and cluster.request(
+            "GET", collection)[0] == 200 else None
+
+    return wait_for(cluster, served, timeout)
 
 
 WIDGET_SCHEMA: dict[str, Any] = {
@@ -74,8 +103,8 @@ WIDGET_SCHEMA: dict[str, Any] = {
                 "phase": {"type": "string"},
                 "replicas": {"type": "integer"},
                 "conditions": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
-                               "items": {"type": "object", "properties": {"type": {"type": "string"},
-                                                                          "status": {"type": "string"}}}},
+                               "items": {"type": "object", "required": ["type"],
+                                         "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}},
             },
         },
     },
@@ -112,12 +141,16 @@ class Response:
     body: Any
 
 
-def http_call(cluster: DevCluster | int, method: str, path: str, *, body: Any = None,
+def http_call(cluster: Cluster | int, method: str, path: str, *, body: Any = None,
               query: dict[str, str] | None = None, headers: dict[str, str] | None = None,
               content_type: str = "application/json") -> Response:
     """One raw HTTP exchange, for what the typed client hides (headers, exact bodies, odd content types)."""
     port = cluster if isinstance(cluster, int) else cluster.port
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn: http.client.HTTPConnection
+    if isinstance(cluster, RealCluster):
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=cluster.plane.ssl_context())
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         payload = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
         sent = {"Content-Type": content_type, **(headers or {})}

@@ -1,4 +1,8 @@
-"""Bearer-token authentication: 401 Status without the token, access with it, and a kubeconfig that carries it."""
+"""Bearer-token authentication: 401 Status without the token, access with it, and a kubeconfig that carries it.
+
+Dev backend only: bearer-token authentication is how the dev backend secures itself; the real backend uses client
+certificates and RBAC.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from kubernetes.client.rest import ApiException
 from engine.devcluster.cluster import DevCluster
 
 from .helpers import http_call
+
+pytestmark = pytest.mark.dev_only("see the module docstring")
 
 
 def test_without_the_token_requests_are_unauthorized(own_cluster_factory: Callable[..., DevCluster]) -> None:

@@ -1,4 +1,8 @@
-"""The in-process API of DevCluster (request, subscribe, kubeconfig, stop) and the `kplan devcluster` command."""
+"""The in-process API of DevCluster (request, subscribe, kubeconfig, stop) and the `kplan devcluster` command.
+
+Dev backend only: the in-memory cluster's in-process API and the dev backend of `kplan devcluster` (the real
+backend has its own tests in test_real_backend.py).
+"""
 
 from __future__ import annotations
 
@@ -14,11 +18,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from engine.devcluster.cluster import DevCluster
 
 from .helpers import configmap, http_call
+
+pytestmark = pytest.mark.dev_only("see the module docstring")
 
 
 def test_request_runs_the_full_handler_stack(own_cluster_factory: Callable[..., DevCluster]) -> None:

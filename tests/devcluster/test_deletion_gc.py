@@ -58,7 +58,10 @@ def test_a_uid_precondition_mismatch_conflicts(core: client.CoreV1Api, namespace
         core.delete_namespaced_config_map("a", namespace, body=client.V1DeleteOptions(
             preconditions=client.V1Preconditions(uid="not-the-uid")))
     assert err.value.status == 409
-    assert "Precondition failed: UID in precondition: not-the-uid" in json.loads(err.value.body)["message"]
+    status = json.loads(err.value.body)
+    assert status["message"].startswith('Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition '
+                                        "(not-the-uid) does not match the UID in record (")
+    assert status["details"] == {"name": "a", "kind": "ConfigMap"}
 
 
 def test_finalizers_keep_a_deleted_object_until_they_are_removed(core: client.CoreV1Api, namespace: str,
@@ -225,7 +228,7 @@ def test_deleting_a_terminating_namespace_again_conflicts(core: client.CoreV1Api
 
 
 def test_delete_collection_answers_the_deleted_objects(http: Any, namespace: str, core: client.CoreV1Api) -> None:
-    core.create_namespaced_config_map(namespace, configmap("a"))
-    response = http("DELETE", f"/api/v1/namespaces/{namespace}/configmaps")
+    core.create_namespaced_config_map(namespace, configmap("a", labels={"mine": "yes"}))
+    response = http("DELETE", f"/api/v1/namespaces/{namespace}/configmaps", query={"labelSelector": "mine"})
     assert response.body["kind"] == "ConfigMapList"
     assert [i["metadata"]["name"] for i in response.body["items"]] == ["a"]

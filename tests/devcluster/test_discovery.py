@@ -14,13 +14,14 @@ from .helpers import Response
 
 def test_version_reports_kubernetes_1_37(api_client: client.ApiClient) -> None:
     info = client.VersionApi(api_client).get_code()
-    assert (info.major, info.minor, info.git_version) == ("1", "37", "v1.37.0")
+    assert (info.major, info.minor, info.git_version) == ("1", "37", "v1.37.2")
 
 
 def test_core_api_versions_lists_v1_and_the_server_address(api_client: client.ApiClient) -> None:
     versions = client.CoreApi(api_client).get_api_versions()
     assert versions.versions == ["v1"]
-    assert versions.server_address_by_client_cidrs[0].server_address.startswith("127.0.0.1:")
+    address = versions.server_address_by_client_cidrs[0]
+    assert address.client_cidr == "0.0.0.0/0" and address.server_address.rpartition(":")[2].isdigit()
 
 
 def test_api_groups_prefer_their_only_version(api_client: client.ApiClient) -> None:
@@ -60,8 +61,7 @@ def test_dynamic_client_resolves_kinds_by_group_version(dynamic_client: DynamicC
 
 def test_an_unknown_group_is_not_found(http: Any) -> None:
     response: Response = http("GET", "/apis/nope.example.com/v1")
-    assert response.status == 404
-    assert response.body["message"] == "the server could not find the requested resource"
+    assert (response.status, response.body) == (404, b"404 page not found\n")
 
 
 def test_the_system_namespaces_exist_and_are_active(api_client: client.ApiClient) -> None:

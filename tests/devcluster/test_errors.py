@@ -20,13 +20,20 @@ def assert_status(body: dict[str, Any], code: int, reason: str) -> None:
     assert body["code"] == code and body.get("reason", "") == reason
 
 
-@pytest.mark.parametrize("path", ["/nope", "/api/v1/nothings", "/apis/apps/v1/namespaces/x/widgets",
+@pytest.mark.parametrize("path", ["/api/v1/nothings", "/apis/apps/v1/namespaces/x/widgets",
                                   "/api/v1/namespaces/default/configmaps/a/nosuchsub", "/api/v9"])
 def test_unknown_paths_are_not_found(http: Any, path: str) -> None:
     response = http("GET", path)
     assert response.status == 404
     assert_status(response.body, 404, "NotFound")
     assert response.body["message"] == "the server could not find the requested resource"
+
+
+@pytest.mark.parametrize("path", ["/nope", "/apis/nope.example.com", "/apis/nope.example.com/v1/widgets"])
+def test_paths_no_api_group_serves_get_the_plain_text_404(http: Any, path: str) -> None:
+    response = http("GET", path)
+    assert (response.status, response.body) == (404, b"404 page not found\n")
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
 
 
 def test_bad_json_is_a_bad_request(http: Any, namespace: str) -> None:
@@ -42,7 +49,7 @@ def test_a_json_array_body_is_a_bad_request(http: Any, namespace: str) -> None:
 def test_bad_yaml_in_an_apply_is_a_bad_request(http: Any, namespace: str) -> None:
     response = http("PATCH", f"/api/v1/namespaces/{namespace}/configmaps/a", body=b"a: [unclosed",
                     content_type="application/apply-patch+yaml", query={"fieldManager": "m"})
-    assert response.status == 400 and response.body["message"].startswith("error decoding YAML")
+    assert response.status == 400 and response.body["message"].startswith("error encoding patch: yaml: line 1: ")
 
 
 def test_a_body_of_another_kind_is_a_bad_request(http: Any, namespace: str) -> None:
@@ -55,8 +62,9 @@ def test_a_body_of_another_version_is_a_bad_request(http: Any, namespace: str) -
     body = {**configmap("a"), "apiVersion": "v2"}
     response = http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body)
     assert response.status == 400
-    assert response.body["message"] == ("the API version in the data (v2) does not match the expected API version "
-                                        "(v1)")
+    assert response.body["message"] == ('ConfigMap in version "v2" cannot be handled as a ConfigMap: no kind '
+                                        '"ConfigMap" is registered for version "v2" in scheme '
+                                        '"pkg/runtime/scheme.go:111"')
 
 
 def test_an_empty_body_is_a_bad_request(http: Any, namespace: str) -> None:
@@ -89,10 +97,12 @@ def test_a_wrongly_typed_metadata_field_is_a_bad_request(http: Any, namespace: s
     assert http("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body).status == 400
 
 
-def test_a_bad_watch_resource_version_is_a_bad_request(http: Any, namespace: str) -> None:
+def test_a_bad_watch_resource_version_is_an_internal_error(http: Any, namespace: str) -> None:
     response = http("GET", f"/api/v1/namespaces/{namespace}/configmaps",
                     query={"watch": "true", "resourceVersion": "abc"})
-    assert response.status == 400
+    assert response.status == 500 and "reason" not in response.body
+    assert response.body["message"] == ('resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": '
+                                        "invalid syntax")
 
 
 def test_garbage_http_does_not_kill_the_server(devcluster: DevCluster, http: Any) -> None:

@@ -1,4 +1,8 @@
-"""Fault injection: API errors per verb (deterministic with a seed), Retry-After, watch cuts and expiry."""
+"""Fault injection: API errors per verb (deterministic with a seed), Retry-After, watch cuts and expiry.
+
+Dev backend only: fault injection is the dev cluster's own feature (the real backend's faults are process kills and
+pauses, tested in the soak suite).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from engine.apiserver.faults import FaultProfile, WatchCut
 from engine.devcluster.cluster import DevCluster
 
 from .helpers import configmap, http_call, make_api_client
+
+pytestmark = pytest.mark.dev_only("see the module docstring")
 
 
 def codes(cluster: DevCluster, n: int) -> list[int]:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster import backends
+from engine.devcluster.backends import Cluster
 
 from .helpers import widget_crd
 from .simulated import DURATION, JsonDict, deployment, job, pod
@@ -54,18 +55,18 @@ def table(text: str) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[DevCluster]:
-    with DevCluster(port=0, simulate=True, nodes=("node1", "node2")) as running:
+def cluster(backend: str) -> Iterator[Cluster]:
+    with backends.new(backend, simulate=True, nodes=("node1", "node2")) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def kubeconfig(cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def kubeconfig(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cluster.write_kubeconfig(tmp_path_factory.mktemp("kubectl") / "config")
 
 
 @pytest.fixture
-def kubectl(cluster: DevCluster, kubeconfig: Path, tmp_path: Path) -> Iterator[Kubectl]:
+def kubectl(cluster: Cluster, kubeconfig: Path, tmp_path: Path) -> Iterator[Kubectl]:
     namespace = f"k-{uuid.uuid4().hex[:10]}"
     code, body = cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
     assert code == 201, body
@@ -84,7 +85,7 @@ def test_get_nodes_shows_ready_nodes_with_their_version(kubectl: Kubectl) -> Non
     rows = table(kubectl.run("get", "nodes").stdout)
     assert rows[0] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     by_name = {row[0]: row for row in rows[1:]}
-    assert by_name["node1"][1] == "Ready" and by_name["node1"][4] == "v1.37.0"
+    assert by_name["node1"][1] == "Ready" and by_name["node1"][4] == "v1.37.2"
 
 
 def test_get_deployments_and_pods_print_their_real_columns(kubectl: Kubectl) -> None:

@@ -37,7 +37,7 @@ def test_a_failing_json_patch_test_is_invalid(core: client.CoreV1Api, namespace:
     assert response.status == 422
     assert response.body["reason"] == "Invalid"
     assert response.body["message"] == "the server rejected our request due to an error in our request"
-    assert response.body["details"]["causes"][0]["reason"] == "UnexpectedServerResponse"
+    assert response.body["details"] == {}
 
 
 def test_too_many_json_patch_operations_are_too_large(core: client.CoreV1Api, namespace: str, http: Any) -> None:
@@ -101,7 +101,7 @@ def test_an_unknown_patch_type_is_unsupported(http: Any, namespace: str, core: c
 
 
 def test_a_patch_records_the_user_agent_as_manager(core: client.CoreV1Api, namespace: str) -> None:
-    core.create_namespaced_config_map(namespace, configmap("a"))
+    core.create_namespaced_config_map(namespace, configmap("a", {"y": "0"}))
     patched = core.patch_namespaced_config_map("a", namespace, {"data": {"x": "1"}})
     managers = {(e.manager, e.operation) for e in patched.metadata.managed_fields}
     assert ("OpenAPI-Generator", "Update") in managers

@@ -1,9 +1,15 @@
-"""Simulated nodes, scheduler and kubelet: Node registration, Pod scheduling and lifecycle, and stopping cleanly."""
+"""Simulated nodes, scheduler and kubelet: Node registration, Pod scheduling and lifecycle, and stopping cleanly.
+
+Dev backend only: the dev backend's simulated controllers themselves (on the real backend the real controllers do
+this work, which the e2e suite exercises).
+"""
 
 from __future__ import annotations
 
 import re
 import threading
+
+import pytest
 
 from engine.devcluster.cluster import DevCluster
 
@@ -25,6 +31,8 @@ from .simulated import (
     unique,
 )
 
+pytestmark = pytest.mark.dev_only("see the module docstring")
+
 cluster = cluster_fixture()
 sim = sim_fixture()
 
@@ -42,7 +50,7 @@ def test_configured_nodes_are_registered_ready_with_well_known_labels_and_their_
         status = node["status"]
         assert status["capacity"]["pods"] == status["allocatable"]["pods"] == "110"
         assert {a["type"] for a in status["addresses"]} == {"InternalIP", "Hostname"}
-        assert status["nodeInfo"]["kubeletVersion"] == "v1.37.0"
+        assert status["nodeInfo"]["kubeletVersion"] == "v1.37.2"
         assert ("kubelet", "status") in managers(node)
 
 

@@ -9,7 +9,7 @@ from kubernetes import client
 
 from engine.devcluster.cluster import DevCluster
 
-from .helpers import configmap, deployment, widget_crd
+from .helpers import configmap, create_crd, deployment, wait_for, widget_crd
 
 TABLE = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
          "application/json")
@@ -70,7 +70,7 @@ def test_a_printer_column_reads_a_label_whose_key_has_escaped_dots(
     crd = widget_crd(group)
     crd["spec"]["versions"][0]["additionalPrinterColumns"].insert(
         0, {"name": "Owner", "type": "string", "jsonPath": r".metadata.labels.example\.com/owner"})
-    devcluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=crd)
+    create_crd(devcluster, crd)
     path = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
     http("POST", path, body={"apiVersion": f"{group}/v1", "kind": "Widget",
                              "metadata": {"name": "w1", "labels": {"example.com/owner": "alice"}}, "spec": {"size": 1}})
@@ -82,8 +82,7 @@ def test_a_printer_column_reads_a_label_whose_key_has_escaped_dots(
 
 def test_a_crd_without_columns_shows_name_and_age(devcluster: DevCluster, http: Any, namespace: str) -> None:
     group = f"g{uuid.uuid4().hex[:8]}.example.com"
-    devcluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                       body=widget_crd(group, columns=False))
+    create_crd(devcluster, widget_crd(group, columns=False))
     table = http("GET", f"/apis/{group}/v1/namespaces/{namespace}/widgets", headers={"Accept": TABLE}).body
     assert columns(table) == ["Name", "Age"]
     devcluster.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
@@ -117,8 +116,9 @@ def test_component_schemas_carry_their_kind_and_refs(http: Any) -> None:
 def test_a_crd_gets_a_document_and_the_index_changes(devcluster: DevCluster, http: Any) -> None:
     group = f"g{uuid.uuid4().hex[:8]}.example.com"
     before = http("GET", "/openapi/v3").body["paths"]
-    devcluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=widget_crd(group))
-    after = http("GET", "/openapi/v3").body["paths"]
+    create_crd(devcluster, widget_crd(group))
+    after = wait_for(devcluster, lambda: (paths := http("GET", "/openapi/v3").body["paths"]) and
+                     f"apis/{group}/v1" in paths and paths)
     assert f"apis/{group}/v1" not in before and f"apis/{group}/v1" in after
     doc = http("GET", f"/openapi/v3/apis/{group}/v1").body
     reverse = ".".join(reversed(group.split(".")))

@@ -31,7 +31,7 @@ from devcluster.helpers import wait_for
 
 from engine import crds
 from engine.controller import Manager, ManagerSettings
-from engine.devcluster.cluster import DevCluster
+from engine.devcluster.backends import Cluster
 from engine.kube import Kube, connect
 from engine.package import loader
 from engine.planner import Settings
@@ -55,7 +55,7 @@ def established(crd: Mapping[str, Any] | None) -> bool:
 
 
 @pytest.fixture(scope="session")
-def sim_kubeconfig(simcluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sim_kubeconfig(simcluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return simcluster.write_kubeconfig(tmp_path_factory.mktemp("simkube") / "config")
 
 
@@ -70,7 +70,7 @@ def sim_kube(sim_kubeconfig: Path) -> Iterator[Kube]:
 
 
 @pytest.fixture
-def sim_namespace(simcluster: DevCluster) -> Iterator[str]:
+def sim_namespace(simcluster: Cluster) -> Iterator[str]:
     name = f"m-{uuid.uuid4().hex[:10]}"
     code, body = simcluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}})
     assert code == 201, body
@@ -97,7 +97,11 @@ class Change:
         return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
 
 
-def revision(cluster: DevCluster) -> int:
+# What a real control plane puts in every new namespace by itself: not kplan's doing, so not recorded.
+CLUSTER_OWN = {("ConfigMap", "kube-root-ca.crt"), ("ServiceAccount", "default")}
+
+
+def revision(cluster: Cluster) -> int:
     """The resourceVersion of the cluster's latest commit."""
     code, body = cluster.request("GET", "/api/v1/namespaces", query={"limit": "1"})
     assert code == 200, body
@@ -109,22 +113,27 @@ class Changes:
 
     The cluster delivers changes to the recorder on a thread of its own, so `all` first waits until the
     recorder has seen every change committed before the call: what a test read from the cluster is there.
+    On the dev backend one feed carries every commit in order, so "seen the latest resourceVersion" is exact.
+    A real API server has one watch per resource, so there `all` waits until the recorder has seen the current
+    version of every object of the recorded kinds in the namespace, and orders the changes by resourceVersion
+    (etcd's revision: one order across resources).
     """
 
-    def __init__(self, cluster: DevCluster, namespace: str) -> None:
+    def __init__(self, cluster: Cluster, namespace: str) -> None:
         self._cluster, self._namespace = cluster, namespace
         self._items: list[Change] = []
         self._recorded = threading.Condition()
         self._seen = 0  # the resourceVersion of the latest change delivered to the recorder
         self._unsubscribe = cluster.subscribe(self._record)
-        seen = revision(cluster)  # every later change is delivered
+        seen = self._start = revision(cluster)  # every later change is delivered
         with self._recorded:
             self._seen = max(self._seen, seen)
 
     def _record(self, change: str, obj: dict[str, Any]) -> None:
         metadata = obj.get("metadata") or {}
         with self._recorded:
-            if metadata.get("namespace") in (None, "", self._namespace) and obj.get("kind") not in ("Event", "Lease"):
+            if metadata.get("namespace") in (None, "", self._namespace) and obj.get("kind") not in ("Event", "Lease") \
+                    and (obj.get("kind"), metadata.get("name")) not in CLUSTER_OWN:
                 self._items.append(Change(change, str(obj.get("kind")), str(metadata.get("name")), obj))
             self._seen = max(self._seen, int(metadata["resourceVersion"]))
             self._recorded.notify_all()
@@ -132,11 +141,40 @@ class Changes:
     @property
     def all(self) -> list[Change]:
         """Every recorded change, up to (at least) the latest commit before the call."""
+        if self._cluster.backend != "dev":
+            return self._caught_up()
         committed = revision(self._cluster)
         with self._recorded:
             if not self._recorded.wait_for(lambda: self._seen >= committed, WAIT):
                 raise AssertionError(f"changes up to resourceVersion {committed} not delivered within {WAIT}s")
             return list(self._items)
+
+    def _caught_up(self) -> list[Change]:
+        current = self._current_versions()
+
+        def seen_all() -> bool:
+            versions = {(c.kind, c.name): int(c.obj["metadata"]["resourceVersion"]) for c in self._items}
+            return all(versions.get(key, 0) >= version for key, version in current.items())
+
+        with self._recorded:
+            if not self._recorded.wait_for(seen_all, WAIT):
+                raise AssertionError(f"the current versions of {sorted(current)} not delivered within {WAIT}s")
+            return sorted(self._items, key=lambda c: int(c.obj["metadata"]["resourceVersion"]))
+
+    def _current_versions(self) -> dict[tuple[str, str], int]:
+        with self._recorded:
+            kinds = {(c.obj.get("apiVersion"), c.kind) for c in self._items if c.obj["metadata"].get("namespace")}
+        current: dict[tuple[str, str], int] = {}
+        for api_version, kind in sorted(kinds, key=str):
+            plural = f"{str(kind).lower()}s"
+            base = f"/apis/{api_version}" if "/" in str(api_version) else f"/api/{api_version}"
+            code, body = self._cluster.request("GET", f"{base}/namespaces/{self._namespace}/{plural}")
+            if code == 200:
+                for item in body.get("items") or []:
+                    version = int(item["metadata"]["resourceVersion"])
+                    if version > self._start:  # changed since the recorder started, so it must have seen it
+                        current[(str(kind), item["metadata"]["name"])] = version
+        return current
 
     def first(self, predicate: Callable[[Change], bool]) -> int:
         """The position of the first change that matches; AssertionError (after waiting) when none does."""
@@ -157,7 +195,7 @@ class Changes:
 
 
 @pytest.fixture
-def changes(simcluster: DevCluster, sim_namespace: str) -> Iterator[Changes]:
+def changes(simcluster: Cluster, sim_namespace: str) -> Iterator[Changes]:
     recorder = Changes(simcluster, sim_namespace)
     yield recorder
     recorder.close()
@@ -169,7 +207,7 @@ def changes(simcluster: DevCluster, sim_namespace: str) -> Iterator[Changes]:
 class Kplan:
     """Packages as OperatorVersions and Instances in one namespace, created and watched with Kube directly."""
 
-    def __init__(self, cluster: DevCluster, kube: Kube, namespace: str) -> None:
+    def __init__(self, cluster: Cluster, kube: Kube, namespace: str) -> None:
         self.cluster, self.kube, self.namespace = cluster, kube, namespace
 
     def operator_version(self, package: str) -> str:
@@ -230,7 +268,7 @@ class Kplan:
 
 
 @pytest.fixture
-def kplan(simcluster: DevCluster, sim_kube: Kube, sim_namespace: str) -> Kplan:
+def kplan(simcluster: Cluster, sim_kube: Kube, sim_namespace: str) -> Kplan:
     return Kplan(simcluster, sim_kube, sim_namespace)
 
 

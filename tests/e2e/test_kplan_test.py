@@ -23,10 +23,10 @@ def kplan(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([KPLAN, *args], capture_output=True, text=True, timeout=TIMEOUT, check=False)
 
 
-def test_a_failing_case_shows_the_field_level_difference_and_exits_1(tmp_path: Path) -> None:
+def test_a_failing_case_shows_the_field_level_difference_and_exits_1(backend: str, tmp_path: Path) -> None:
     junit = tmp_path / "results.xml"
 
-    done = kplan("test", str(SAMPLE), "--junit-file", str(junit))
+    done = kplan("test", str(SAMPLE), "--junit-file", str(junit), "--backend", backend)
 
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
@@ -47,8 +47,8 @@ def test_a_failing_case_shows_the_field_level_difference_and_exits_1(tmp_path: P
     assert 'data.greeting: expected "goodbye", got "hello"' in text
 
 
-def test_only_the_chosen_case_runs() -> None:
-    done = kplan("test", str(SAMPLE), "--case", "greets")
+def test_only_the_chosen_case_runs(backend: str) -> None:
+    done = kplan("test", str(SAMPLE), "--case", "greets", "--backend", backend)
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert [line.split(" (")[0] for line in done.stdout.splitlines() if line.startswith(("=== RUN", "    "))] == [
@@ -56,8 +56,8 @@ def test_only_the_chosen_case_runs() -> None:
     assert done.stdout.splitlines()[-1].startswith("1 passed, 0 failed")
 
 
-def test_junit_on_stdout_keeps_the_progress_on_stderr() -> None:
-    done = kplan("test", str(SAMPLE), "--case", "applies-objects", "-o", "junit")
+def test_junit_on_stdout_keeps_the_progress_on_stderr(backend: str) -> None:
+    done = kplan("test", str(SAMPLE), "--case", "applies-objects", "-o", "junit", "--backend", backend)
 
     assert done.returncode == 0, done.stderr
     root = ET.fromstring(done.stdout)
@@ -65,8 +65,8 @@ def test_junit_on_stdout_keeps_the_progress_on_stderr() -> None:
     assert "--- PASS: applies-objects" in done.stderr
 
 
-def test_against_a_cluster_where_a_manager_runs_the_case_namespace_is_removed(tmp_path: Path) -> None:
-    with LocalCluster([Node("worker", {"pool": "main"})], tmp_path) as local:
+def test_against_a_cluster_where_a_manager_runs_the_case_namespace_is_removed(backend: str, tmp_path: Path) -> None:
+    with LocalCluster([Node("worker", {"pool": "main"})], tmp_path, backend=backend) as local:
         done = kplan("test", str(SAMPLE), "--case", "greets", "--kubeconfig", str(local.kubeconfig))
 
         assert done.returncode == 0, done.stdout + done.stderr
@@ -77,14 +77,14 @@ def test_against_a_cluster_where_a_manager_runs_the_case_namespace_is_removed(tm
         assert left is None or left["metadata"].get("deletionTimestamp")
 
 
-def test_a_command_that_fails_fails_its_step_with_the_commands_output(tmp_path: Path) -> None:
+def test_a_command_that_fails_fails_its_step_with_the_commands_output(backend: str, tmp_path: Path) -> None:
     package = tmp_path / "sample"
     shutil.copytree(SAMPLE, package)
     shutil.rmtree(package / "tests" / "wrong-greeting")
     (package / "tests" / "greets" / "02-upgrade.yaml").write_text(
         "apiVersion: kplan.dev/v1alpha1\nkind: TestStep\ncommands:\n  - upgrade: {package: ../nowhere}\n")
 
-    done = kplan("test", str(package), "--case", "greets")
+    done = kplan("test", str(package), "--case", "greets", "--backend", backend)
 
     assert done.returncode == 1
     assert "    02-upgrade: FAIL" in done.stdout
@@ -92,13 +92,13 @@ def test_a_command_that_fails_fails_its_step_with_the_commands_output(tmp_path: 
     assert "error: no package at" in done.stdout
 
 
-def test_unusable_tests_and_formats_are_refused_in_one_sentence(tmp_path: Path) -> None:
+def test_unusable_tests_and_formats_are_refused_in_one_sentence(backend: str, tmp_path: Path) -> None:
     package = tmp_path / "sample"
     shutil.copytree(SAMPLE, package)
     (package / "tests" / "greets" / "02-bad.yaml").write_text("kind: TestStep\ncommands: [{instal: {}}]\n")
 
-    refused = kplan("test", str(package))
-    wrong_format = kplan("test", str(SAMPLE), "-o", "yaml")
+    refused = kplan("test", str(package), "--backend", backend)
+    wrong_format = kplan("test", str(SAMPLE), "-o", "yaml", "--backend", backend)
 
     assert refused.returncode == 1
     assert refused.stderr.startswith("error: the package tests are not valid: tests/greets/02-bad.yaml#1: "

@@ -1,5 +1,6 @@
-"""Every package shipped under operators/ that has tests/ passes `kplan test` (on its own dev cluster), with JUnit
-results that count its cases; packages added later are picked up without touching this file."""
+"""Every package shipped under operators/ that has tests/ passes `kplan test` (on its own local cluster of each
+backend), with JUnit results that count its cases; packages added later are picked up without touching this
+file."""
 
 from __future__ import annotations
 
@@ -15,15 +16,15 @@ TESTED = sorted(p.name for p in OPERATORS.iterdir() if (p / "tests").is_dir() an
 KPLAN = str(Path(sys.executable).with_name("kplan"))
 
 
-def test_the_workflow_packages_are_among_the_tested_ones() -> None:
+def test_the_workflow_packages_are_among_the_tested_ones(backend: str) -> None:
     assert {"hello-world", "ml-workflow"} <= set(TESTED)
 
 
 @pytest.mark.parametrize("package", TESTED)
-def test_kplan_test_passes(package: str, tmp_path: Path) -> None:
+def test_kplan_test_passes(package: str, backend: str, tmp_path: Path) -> None:
     junit = tmp_path / "junit.xml"
 
-    done = subprocess.run([KPLAN, "test", str(OPERATORS / package), "--junit-file", str(junit)],
+    done = subprocess.run([KPLAN, "test", str(OPERATORS / package), "--junit-file", str(junit), "--backend", backend],
                           capture_output=True, text=True, timeout=600, check=False)
 
     assert done.returncode == 0, f"kplan test operators/{package}:\n{done.stdout}\n{done.stderr}"

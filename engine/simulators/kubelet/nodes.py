@@ -1,4 +1,8 @@
-"""The kubelet's side of Nodes: registers the configured nodes and keeps every node's status Ready."""
+"""The kubelet's side of Nodes: registers the configured nodes, keeps their status Ready and (if asked) their Lease.
+
+A real node lifecycle controller marks a node NotReady (and taints it) when its Lease in kube-node-lease is
+not renewed within the grace period; the dev cluster has none, so leases are renewed only where asked.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,14 @@ import uuid
 from collections.abc import Iterable, Sequence
 
 from engine.simulators import conditions
-from engine.simulators.api import NODE, Api, Conflict, JsonDict
+from engine.simulators.api import LEASE, NODE, Api, ApiFailure, Conflict, JsonDict
 from engine.simulators.runtime import EVERYTHING, Ref
 
 MANAGER = "kubelet"
-KUBELET_VERSION = "v1.37.0"
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_SECONDS = 40  # the kubelet's default nodeLeaseDurationSeconds
+RENEW_EVERY = 10.0  # seconds: a quarter of the lease duration, as the kubelet renews
+KUBELET_VERSION = "v1.37.2"
 CAPACITY = {"cpu": "8", "ephemeral-storage": "102400Mi", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
             "memory": "32Gi", "pods": "110"}
 PRESSURES = (
@@ -68,8 +75,9 @@ class NodeController:
 
     name = "nodes"
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, *, leases: bool = False) -> None:
         self._api = api
+        self._leases = leases
         self._addresses: dict[str, str] = {}
 
     def register(self, names: Sequence[str]) -> None:
@@ -77,7 +85,8 @@ class NodeController:
         for name in names:
             with contextlib.suppress(Conflict):
                 self._api.create(NODE, node_manifest(name), MANAGER)
-            self.reconcile("", name)
+            with contextlib.suppress(Conflict):  # a real node lifecycle controller may have tainted it already
+                self.reconcile("", name)
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
         if event != "DELETED" and NODE.describes(obj):
@@ -100,4 +109,22 @@ class NodeController:
         if conditions.find(status.get("conditions") or [], "Ready") is None:
             fresh = {**status, **node_status(name, self.address(name), conditions.timestamp())}
             self._api.write_status(NODE, node, fresh, MANAGER)
-        return None
+        if not self._leases:
+            return None
+        self.renew_lease(node)
+        return RENEW_EVERY
+
+    def renew_lease(self, node: JsonDict) -> None:
+        """Create or renew the node's Lease, owned by the Node as the kubelet does."""
+        name = str(node["metadata"]["name"])
+        owner = {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}
+        now = conditions.timestamp(micro=True)
+        lease = {"metadata": {"name": name, "namespace": LEASE_NAMESPACE, "ownerReferences": [owner]},
+                 "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}}
+        try:
+            self._api.patch(LEASE, LEASE_NAMESPACE, name, {"spec": {"renewTime": now}}, MANAGER)
+        except ApiFailure as err:
+            if err.code != 404:
+                raise
+            with contextlib.suppress(Conflict):
+                self._api.create(LEASE, lease, MANAGER)

@@ -32,12 +32,13 @@ def stage_after(pod: JsonDict, remaining: float) -> Stage:
 
 
 class PodController:
-    """Schedules pending pods onto fitting nodes and plays the kubelet for scheduled ones."""
+    """Schedules pending pods onto fitting nodes (unless a real scheduler does) and plays the kubelet for bound ones."""
 
     name = "pods"
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, *, schedule: bool = True) -> None:
         self._api = api
+        self._scheduling = schedule  # False where a real kube-scheduler binds pods
         self._clock = Stopwatch()
         self._allocated = 0  # pod IPs handed out so far
         self._unschedulable: dict[Ref, str] = {}  # last FailedScheduling message recorded per pod
@@ -68,7 +69,7 @@ class PodController:
         if (pod.get("status") or {}).get("phase") in TERMINAL:
             return None
         if not spec.get("nodeName"):
-            if spec.get("schedulerName", "default-scheduler") != "default-scheduler":
+            if not self._scheduling or spec.get("schedulerName", "default-scheduler") != "default-scheduler":
                 return None
             return self._schedule(pod)
         return self._run(pod)

@@ -1,4 +1,8 @@
-"""The volume controllers: provision a PersistentVolume per claim, bind both, and clean up after the claim."""
+"""The volume controllers: provision a PersistentVolume per claim, bind both, and clean up after the claim.
+
+With `bind=False` (a real control plane, whose PV controller binds and protects claims) they are only the
+dynamic provisioner of the simulated StorageClass: a pre-bound volume per claim, deleted once it is Released.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,11 @@ from engine.simulators.api import POD, PV, PVC, Api, Conflict, JsonDict, ref_of
 from engine.simulators.runtime import EVERYTHING, Ref, Stopwatch
 
 MANAGER = "kube-controller-manager"  # the PV binder and pvc-protection are its controllers
+PROVISIONER_MANAGER = "devcluster-provisioner"
 PROTECTION = "kubernetes.io/pvc-protection"
 PV_PROTECTION = "kubernetes.io/pv-protection"
 PROVISIONER = "devcluster.kplan.dev/hostpath"
+STORAGE_CLASS = "standard"  # the default StorageClass a real backend gets, provisioned by PROVISIONER
 BOUND_NOTES = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes",
                "volume.kubernetes.io/storage-provisioner": PROVISIONER,
                "volume.beta.kubernetes.io/storage-provisioner": PROVISIONER}
@@ -44,6 +50,21 @@ def volume_for(claim: JsonDict) -> JsonDict:
                          "finalizers": [PV_PROTECTION]}, "spec": pv_spec}
 
 
+def ours(claim: JsonDict) -> bool:
+    """A claim for this provisioner: of the simulated StorageClass, or annotated for it by the PV controller."""
+    notes = claim["metadata"].get("annotations") or {}
+    chosen = (notes.get("volume.kubernetes.io/storage-provisioner"),
+              notes.get("volume.beta.kubernetes.io/storage-provisioner"))
+    return (claim.get("spec") or {}).get("storageClassName") == STORAGE_CLASS or PROVISIONER in chosen
+
+
+def storage_class() -> JsonDict:
+    """The default StorageClass of a real backend, whose claims the simulated provisioner serves."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": STORAGE_CLASS, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": PROVISIONER, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
+
+
 def claims_of(pod: JsonDict) -> list[str]:
     volumes = (pod.get("spec") or {}).get("volumes") or []
     return [str(v["persistentVolumeClaim"].get("claimName")) for v in volumes
@@ -61,8 +82,9 @@ class ClaimController:
 
     name = "persistentvolumeclaims"
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, *, bind: bool = True) -> None:
         self._api = api
+        self._binding = bind
         self._clock = Stopwatch()
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
@@ -82,9 +104,12 @@ class ClaimController:
             return None
         meta = claim["metadata"]
         if meta.get("deletionTimestamp"):
-            self._unprotect(claim)
+            if self._binding:
+                self._unprotect(claim)
             return None
         if (claim.get("status") or {}).get("phase") == "Bound":
+            return None
+        if not self._binding and not ours(claim):
             return None
         remaining = self._clock.remaining((namespace, name), meta["uid"], steering.duration_of(claim))
         if remaining > 0:
@@ -97,9 +122,11 @@ class ClaimController:
         volume = self._api.get(PV, "", volume_name(claim))
         if volume is None:
             try:
-                volume = self._api.create(PV, volume_for(claim), MANAGER)
+                volume = self._api.create(PV, volume_for(claim), MANAGER if self._binding else PROVISIONER_MANAGER)
             except Conflict:
                 volume = self._api.get(PV, "", volume_name(claim)) or {}
+        if not self._binding:
+            return
         if volume and (volume.get("status") or {}).get("phase") != "Bound":
             self._api.write_status(PV, volume, {"phase": "Bound"}, MANAGER)
         bound = self._api.patch(PVC, meta.get("namespace", ""), meta["name"], {
@@ -123,8 +150,9 @@ class VolumeController:
 
     name = "persistentvolumes"
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, *, bind: bool = True) -> None:
         self._api = api
+        self._binding = bind
 
     def refs_for(self, event: str, obj: JsonDict) -> Iterable[Ref]:
         if PV.describes(obj):
@@ -140,7 +168,15 @@ class VolumeController:
         if volume is None:
             return None
         if volume["metadata"].get("deletionTimestamp"):
-            self._unprotect(volume)
+            if self._binding:
+                self._unprotect(volume)
+            return None
+        if not self._binding:  # the real PV controller releases it; the provisioner deletes what it made
+            notes = volume["metadata"].get("annotations") or {}
+            released = (volume.get("status") or {}).get("phase") == "Released"
+            if released and notes.get("pv.kubernetes.io/provisioned-by") == PROVISIONER and (
+                    (volume.get("spec") or {}).get("persistentVolumeReclaimPolicy") == "Delete"):
+                self._api.delete(PV, "", name)
             return None
         claim_ref = (volume.get("spec") or {}).get("claimRef") or {}
         if not claim_ref or (volume.get("status") or {}).get("phase") != "Bound":

@@ -1,0 +1,52 @@
+"""The two backends of `kplan devcluster` behind one surface: `new("dev" | "real", ...)` -> a Cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+from engine.devcluster.cluster import DevCluster
+from engine.devcluster.real import RealCluster
+
+__all__ = ["BACKENDS", "Cluster", "new"]
+
+BACKENDS = ("dev", "real")
+
+
+class Cluster(Protocol):
+    """What callers of either backend use: its URL, a kubeconfig, in-process-style requests and change feeds."""
+
+    backend: str
+    url: str
+    port: int
+    nodes: tuple[str, ...]
+    token: str | None
+
+    def start(self) -> Cluster: ...
+
+    def stop(self) -> None: ...
+
+    def __enter__(self) -> Cluster: ...
+
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    def write_kubeconfig(self, path: str | Path, context: str = "kplan-dev") -> Path: ...
+
+    def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
+                content_type: str = "application/json", user_agent: str = "devcluster") -> tuple[int, dict[str, Any]]:
+        ...
+
+    def subscribe(self, callback: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]: ...
+
+
+def new(backend: str, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = (),
+        token: str | None = None) -> Cluster:
+    """A cluster of the backend, not started yet (use it as a context manager)."""
+    if backend == "real":
+        if token is not None:
+            raise ValueError("the real backend authenticates with client certificates, not a token")
+        return RealCluster(port=port, simulate=simulate, nodes=nodes)
+    return DevCluster(port=port, simulate=simulate, nodes=nodes, token=token)
