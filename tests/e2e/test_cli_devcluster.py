@@ -64,8 +64,8 @@ def started(tmp_path: Path, *args: str) -> Iterator[Started]:
 
 
 @pytest.fixture
-def devcluster_with_manager(tmp_path: Path) -> Iterator[Started]:
-    yield from started(tmp_path, "--manager")
+def devcluster_with_manager(backend: str, tmp_path: Path) -> Iterator[Started]:
+    yield from started(tmp_path, "--backend", backend, "--manager")
 
 
 def test_the_default_nodes_are_labelled_and_the_manager_runs_in_process(devcluster_with_manager: Started) -> None:
