@@ -66,6 +66,18 @@ def machine() -> dict[str, Any]:
             "load_average": [round(load, 2) for load in os.getloadavg()]}
 
 
+def rate(count: int, work: Callable[[int], object], budget: float = 30.0) -> float:
+    """Operations per second of `work(i)` for i < count, stopping early after `budget` seconds."""
+    start = time.perf_counter()
+    done = 0
+    for i in range(count):
+        work(i)
+        done += 1
+        if time.perf_counter() - start > budget:
+            break
+    return round(done / (time.perf_counter() - start), 1)
+
+
 def percentile(values: Sequence[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]

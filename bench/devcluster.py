@@ -11,11 +11,10 @@ import json
 import statistics
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from _common import machine, percentile
+from _common import machine, percentile, rate
 from kubernetes import client, watch
 
 from engine.devcluster.cluster import DevCluster
@@ -27,7 +26,6 @@ DEPLOYMENTS = 300
 GETS = 2000
 LISTS = 30
 LATENCY_WRITES = 500
-PHASE_BUDGET = 30.0  # seconds any one phase may run before it stops early
 WATCH_SECONDS = 300  # the watch's own timeout, beyond any phase
 
 
@@ -43,18 +41,6 @@ def deployment(i: int) -> dict[str, Any]:
                      "template": {"metadata": {"labels": labels},
                                   "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
                                                            "ports": [{"containerPort": 80}]}]}}}}
-
-
-def rate(count: int, work: Callable[[int], object]) -> float:
-    """Requests per second of `work(i)` for i < count, stopping early after PHASE_BUDGET seconds."""
-    start = time.perf_counter()
-    done = 0
-    for i in range(count):
-        work(i)
-        done += 1
-        if time.perf_counter() - start > PHASE_BUDGET:
-            break
-    return round(done / (time.perf_counter() - start), 1)
 
 
 @dataclass

@@ -14,6 +14,9 @@ from typing import Any
 
 __all__ = [
     "Expectation",
+    "GenerateKind",
+    "Generated",
+    "HealthExprs",
     "HealthRule",
     "Maintainer",
     "Package",
@@ -54,6 +57,23 @@ class ParamType(StrEnum):
     BOOLEAN = "boolean"
     ARRAY = "array"
     MAP = "map"
+
+
+class GenerateKind(StrEnum):
+    """How a generated parameter value is made (DESIGN §2 `generate`)."""
+
+    PASSWORD = "password"
+    TOKEN = "token"
+    FERNET = "fernet"
+    RSA = "rsa"
+
+
+@dataclass(frozen=True)
+class Generated:
+    """`generate: {kind, length}`: a value made once at install when none is given; `length` None: the kind's own."""
+
+    kind: GenerateKind
+    length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,11 +147,21 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class HealthExprs:
+    """CEL expressions over the object (`self`), as Flux's healthCheckExprs: `current` is required."""
+
+    current: str
+    in_progress: str | None = None
+    failed: str | None = None
+
+
+@dataclass(frozen=True)
 class HealthRule:
     group: str
     kind: str
     healthy: Expectation | None = None
     failed: Expectation | None = None
+    exprs: HealthExprs | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +212,8 @@ class Parameter:
     max_length: int | None = None
     immutable: bool = False
     trigger: str | None = None  # None: "update" if the package has it, else "deploy"
-    secret: bool = False
+    secret: bool = False  # always true for a generated parameter
+    generate: Generated | None = None
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", backends_for(metafunc), indirect=True, scope="session")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`dev_differs("difference")`: the test asserts what the real server does and the dev cluster does not do yet
+    (a known difference, listed in docs/architecture.md): its dev run is expected to fail, and fails the suite
+    the moment the dev cluster agrees (strict), so the marker goes when the difference does."""
+    for item in items:
+        marker = item.get_closest_marker("dev_differs")
+        callspec = getattr(item, "callspec", None)
+        if marker is not None and callspec is not None and callspec.params.get("backend") == "dev":
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"known difference: {marker.args[0]}"))
+
+
 @pytest.fixture(scope="session")
 def backend(request: pytest.FixtureRequest) -> str:
     return str(getattr(request, "param", "dev"))

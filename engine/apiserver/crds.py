@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from engine.apiserver import celrules
 from engine.apiserver.objects import JsonDict, get_path, is_terminating, name_of, now
 from engine.apiserver.resources import CustomInfo, ResourceType, ScalePaths
 from engine.apiserver.status import ErrorType, FieldError
@@ -102,17 +103,23 @@ def _version_errors(versions: list[Any]) -> list[FieldError]:
     if len(storage) != 1:
         errors.append(FieldError(ErrorType.INVALID, "spec.versions", versions,
                                  "must have exactly one version marked as storage version"))
-    for i, version in enumerate(versions):
-        if not isinstance(version, dict):
-            continue
-        schema = get_path(version, ["schema", "openAPIV3Schema"])
-        where = f"spec.versions[{i}].schema.openAPIV3Schema"
-        if not isinstance(schema, dict):
-            errors.append(FieldError(ErrorType.REQUIRED, where, detail="schemas are required"))
-        elif schema.get("type") != "object":
-            errors.append(FieldError(ErrorType.REQUIRED if "type" not in schema else ErrorType.INVALID,
-                                     f"{where}.type", schema.get("type"), "must be object at the root"))
+    schemas = [get_path(v, ["schema", "openAPIV3Schema"]) if isinstance(v, dict) else None for v in versions]
+    if isinstance(schemas[0], dict) and all(s == schemas[0] for s in schemas):
+        # identical schemas are validated once, as the internal version's spec.validation
+        return errors + _schema_errors(schemas[0], "spec.validation.openAPIV3Schema")
+    for i, (version, schema) in enumerate(zip(versions, schemas, strict=True)):
+        if isinstance(version, dict):
+            errors += _schema_errors(schema, f"spec.versions[{i}].schema.openAPIV3Schema")
     return errors
+
+
+def _schema_errors(schema: Any, where: str) -> list[FieldError]:
+    if not isinstance(schema, dict):
+        return [FieldError(ErrorType.REQUIRED, where, detail="schemas are required")]
+    if schema.get("type") != "object":
+        return [FieldError(ErrorType.REQUIRED if "type" not in schema else ErrorType.INVALID,
+                           f"{where}.type", schema.get("type"), "must be object at the root")]
+    return celrules.schema_errors(schema, where)
 
 
 def resource_types(crd: JsonDict) -> list[ResourceType]:

@@ -69,8 +69,20 @@ def pod_template(owner_spec: Spec) -> None:
         pod_spec(_child(template, "spec"))
 
 
+def requests_from_limits(spec: Spec) -> None:
+    """A Pod's (not a template's) containers request what they limit, for every resource they name no request."""
+    for group in ("containers", "initContainers"):
+        for c in spec.get(group) or []:
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                requests = _child(resources, "requests")
+                for key, value in resources["limits"].items():
+                    requests.setdefault(key, value)
+
+
 def pod(obj: JsonDict) -> None:
     spec = _child(obj, "spec")
+    requests_from_limits(spec)
     pod_spec(spec)
     _set(spec, "enableServiceLinks", True)
     _set(spec, "preemptionPolicy", "PreemptLowerPriority")
@@ -204,6 +216,18 @@ def crd(obj: JsonDict) -> None:
     _set(_child(spec, "conversion"), "strategy", "None")
 
 
+def limit_range(obj: JsonDict) -> None:
+    """SetDefaults_LimitRangeItem: a Container item's default limit falls back to max, its default request to the
+    default limit, then to min."""
+    for item in _child(obj, "spec").get("limits") or []:
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default, request = _child(item, "default"), _child(item, "defaultRequest")
+        for source, target in (("max", default), ("default", request), ("min", request)):
+            for key, value in (item.get(source) or {}).items():
+                target.setdefault(key, value)
+
+
 def role_binding(obj: JsonDict) -> None:
     for subject in obj.get("subjects") or []:
         if isinstance(subject, dict) and subject.get("kind") in ("User", "Group"):
@@ -217,6 +241,7 @@ BY_KEY: dict[str, Callable[[JsonDict], None]] = {
     "/persistentvolumeclaims": pvc,
     "/persistentvolumes": pv,
     "/endpoints": endpoints,
+    "/limitranges": limit_range,
     "apps/deployments": deployment,
     "apps/statefulsets": statefulset,
     "apps/daemonsets": daemonset,

@@ -26,7 +26,7 @@ from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.routing import Target
 from engine.apiserver.selectors import matcher, parse_both
-from engine.apiserver.status import ApiError, bad_request, conflict, forbidden, method_not_allowed, not_found
+from engine.apiserver.status import ApiError, bad_request, forbidden, method_not_allowed, not_found
 
 if TYPE_CHECKING:
     from engine.apiserver.api import Api
@@ -36,8 +36,6 @@ GC_FINALIZERS = (ORPHAN, FOREGROUND)
 POLICIES = ("Background", "Foreground", "Orphan")
 RETURN_DELETED = ("/pods", "/services", "/serviceaccounts", "/persistentvolumeclaims", "/persistentvolumes")
 UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
-NAMESPACE_BUSY = ("The system is ensuring all content is removed from this namespace.  Upon completion, this "
-                  "namespace will automatically be purged by the system.")
 
 
 @dataclass(frozen=True)
@@ -220,8 +218,8 @@ def _delete_namespace(api: Api, rt: ResourceType, old: JsonDict, opts: DeleteOpt
     name = name_of(old)
     if name in UNDELETABLE_NAMESPACES:
         raise forbidden(rt, name, "this namespace may not be deleted")
-    if is_terminating(old):
-        raise conflict(rt, name, NAMESPACE_BUSY)
+    if is_terminating(old):  # while its finalizers run, another delete answers the namespace as it is
+        return 200, served_form(rt, old)
     new = copy_json(old)
     m = meta(new)
     m["deletionTimestamp"] = now()

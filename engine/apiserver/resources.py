@@ -108,6 +108,8 @@ BUILTIN: tuple[ResourceType, ...] = (
     _builtin("", "v1", "persistentvolumes", "PersistentVolume", False, short=["pv"], status=True),
     _builtin("", "v1", "nodes", "Node", False, short=["no"], status=True),
     _builtin("", "v1", "endpoints", "Endpoints", short=["ep"]),
+    _builtin("", "v1", "resourcequotas", "ResourceQuota", short=["quota"], status=True),
+    _builtin("", "v1", "limitranges", "LimitRange", short=["limits"]),
     _builtin("apps", "v1", "deployments", "Deployment", short=["deploy"], all_=True, status=True, scale=True,
              generation=True),
     _builtin("apps", "v1", "statefulsets", "StatefulSet", short=["sts"], all_=True, status=True, scale=True,

@@ -69,8 +69,17 @@ class FieldError:
         return {"reason": str(self.type), "message": self.body(), "field": self.field}
 
 
+@dataclass(frozen=True)
+class GoJson:
+    """A value as Go's json.Marshal writes it (e.g. a struct: its field order, `<>&` escaped), printed as is."""
+
+    text: str
+
+
 def render_value(value: Any) -> str:
     """Go's %v for numbers and booleans, %q for strings, JSON for the rest."""
+    if isinstance(value, GoJson):
+        return value.text
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -87,9 +87,6 @@ def _send_initial_events(req: ApiRequest) -> bool | None:
         if req.query.get("resourceVersionMatch") != "NotOlderThan":
             errors.append(FieldError(ErrorType.FORBIDDEN, "resourceVersionMatch", detail="sendInitialEvents requires "
                                      "setting resourceVersionMatch to NotOlderThan"))
-        if not req.flag("allowWatchBookmarks"):
-            errors.append(FieldError(ErrorType.FORBIDDEN, "allowWatchBookmarks", detail="allowWatchBookmarks must be "
-                                     "set to true when sendInitialEvents is set"))
         if errors:
             raise invalid(LIST_OPTIONS, "", errors)
     return wanted

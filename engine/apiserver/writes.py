@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import crds, scale, ssa, strategies, structural, validation
+from engine.apiserver import celrules, crds, quantities, scale, ssa, strategies, structural, validation
 from engine.apiserver.defaults import apply_builtin
 from engine.apiserver.objects import (
     JsonDict,
@@ -42,6 +42,7 @@ from engine.apiserver.status import (
     method_not_allowed,
     not_found,
 )
+from engine.quantity import QuantityError
 
 if TYPE_CHECKING:
     from engine.apiserver.api import Api
@@ -210,14 +211,22 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
 
 
 def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict) -> None:
+    """Defaults, and the canonical form of the quantities of built-in kinds (a malformed one fails decoding)."""
     apply_builtin(rt.key, obj)
+    view = schema_view(api, rt)
+    if view is None:
+        return
     if rt.custom is not None:
-        view = schema_view(api, rt)
-        if view is not None:
-            structural.apply_defaults(view, obj)
+        structural.apply_defaults(view, obj)
+        return
+    try:
+        quantities.canonicalise(view, rt.group, obj)
+    except QuantityError as e:
+        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
 
 
-def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None) -> None:
+def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
+                warnings: list[str] | None = None) -> None:
     errors = validation.meta_errors(rt, new)
     if old is not None:
         errors += validation.finalizer_errors(new, old)
@@ -225,6 +234,7 @@ def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None)
         view = schema_view(api, rt)
         if view is not None:
             errors += structural.validate(view, new)
+        errors += celrules.errors_of(rt.custom.schema, new, old, errors, warnings)
     else:
         errors += validation.builtin_errors(rt, new)
         errors += crds.spec_errors(api, rt, new, old)
@@ -324,7 +334,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     strategies.prepare_for_update(rt, new, old, sub)
     crds.prepare_for_update(rt, new, old)
     apply_defaults(api, rt, new)
-    check_valid(api, rt, new, old)
+    check_valid(api, rt, new, old, opts.warnings)
     if strategies.spec_changed(rt, new, old):
         meta(new)["generation"] = int(meta(new).get("generation") or 0) + 1
     if not tracked:

@@ -6,7 +6,11 @@ import argparse
 
 from engine.package.durations import parse_duration
 
-__all__ = ["accepts_output", "add_instance_flag", "add_parameter_flags", "add_wait_flags", "assignment", "duration"]
+__all__ = ["PACKAGE_HELP", "accepts_output", "add_instance_flag", "add_package_argument", "add_parameter_flags",
+           "add_wait_flags", "assignment", "duration"]
+
+PACKAGE_HELP = ("package folder, .tgz, URL, repository package (NAME, NAME@VERSION, NAME@RANGE, REPO/NAME) or "
+                "OCI artifact (oci://HOST/REPO:TAG or @sha256:DIGEST)")
 
 DEFAULT_TIMEOUT = "5m"
 
@@ -30,6 +34,12 @@ def assignment(text: str) -> str:
 def add_instance_flag(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     help_text = "name of the Instance" if required else "name of the Instance (default: the package name)"
     parser.add_argument("--instance", required=required, metavar="NAME", help=help_text)
+
+
+def add_package_argument(parser: argparse.ArgumentParser, help_text: str = PACKAGE_HELP) -> None:
+    """The PKG argument, and --plain-http for OCI registries without TLS."""
+    parser.add_argument("package", metavar="PKG", help=help_text)
+    parser.add_argument("--plain-http", action="store_true", help="talk plain HTTP to an OCI registry (no TLS)")
 
 
 def add_parameter_flags(parser: argparse.ArgumentParser) -> None:

@@ -24,7 +24,7 @@ __all__ = ["register", "run"]
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("install", help="install a package as an Instance (runs its deploy plan)",
                                    parents=parents)
-    parser.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    flags.add_package_argument(parser)
     flags.add_instance_flag(parser, required=False)
     flags.add_parameter_flags(parser)
     flags.add_wait_flags(parser, "the deploy plan ends")
@@ -33,10 +33,11 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 
 def run(args: argparse.Namespace) -> int:
     kube = connect_from(args)
-    prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace)
+    prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace,
+                       plain_http=args.plain_http)
     name = args.instance or prepared.pkg.name
     created, lines = record_instance(kube, prepared, name)
-    for line in [*lines, *summary(prepared)]:
+    for line in [*prepared.notes, *lines, *summary(prepared)]:
         print(line)
     if not args.wait:
         return 0
@@ -56,7 +57,7 @@ def record_instance(kube: Kube, prepared: Prepared, name: str,
         raise PermanentError(f"instance {name!r} already exists in namespace {namespace!r}; use update or upgrade")
     packages = packages_to_record(prepared.pkg, prepared.dependencies)
     check_versions(kube, packages, prepared.dependencies, namespace)
-    lines = record_packages(kube, packages, namespace)
+    lines = record_packages(kube, packages, namespace, prepared.origins)
     created = kube.create(instance_object(prepared.pkg, name, namespace, prepared.given, runner=runner))
     return created, [*lines, f"instance.kplan.dev/{name} created"]
 

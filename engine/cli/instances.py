@@ -13,7 +13,7 @@ from engine.cli.cluster import INSTANCE, connect_from, instance_of, package_of, 
 from engine.cli.driving import Driver
 from engine.cli.following import Target, ended_with, follow, follow_deletion, target_after
 from engine.cli.install import parameter_text, print_tree
-from engine.cli.preflight import check_renders, given_values, prepare, secrets_hidden
+from engine.cli.preflight import check_renders, given_values, prepare, secrets_hidden, with_stand_ins
 from engine.cli.records import check_versions, packages_to_record, record_packages
 from engine.errors import PermanentError
 from engine.kube import Conflict, Kube
@@ -37,7 +37,8 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 
     upgrade = subparsers.add_parser("upgrade", help="move an Instance to a newer version of its package",
                                     parents=parents)
-    upgrade.add_argument("package", metavar="PKG", help="package folder, .tgz or URL of the newer version")
+    flags.add_package_argument(upgrade, f"the newer version: {flags.PACKAGE_HELP}; a repository package without "
+                               "a version is the newest whose upgradableFrom admits the running one")
     flags.add_instance_flag(upgrade)
     flags.add_parameter_flags(upgrade)
     flags.add_wait_flags(upgrade)
@@ -76,7 +77,7 @@ def run_update(args: argparse.Namespace) -> int:
         given = given_values(pkg, args.parameter_file, args.parameter)
         wanted = {**current, **given}
         plan = changes.triggered_plan(pkg, current, wanted)
-        check_renders(pkg, args.instance, kube.namespace, changes.resolved_or_given(pkg, wanted))
+        check_renders(pkg, args.instance, kube.namespace, with_stand_ins(pkg, changes.resolved_or_given(pkg, wanted)))
     if plan is None:
         print(f"instance.kplan.dev/{args.instance} unchanged: the parameters already have these values")
         return 0
@@ -94,19 +95,22 @@ def run_upgrade(args: argparse.Namespace) -> int:
     current_pkg = package_of(kube, instance)
     driven_here(instance, args.wait)
     current = spec_parameters(instance)
-    prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace, current)
+    prepared = prepare(args.package, args.parameter_file, args.parameter, args.instance, kube.namespace, current,
+                       plain_http=args.plain_http, running=current_pkg.operator_version)
     pkg = prepared.pkg
     changes.upgrade_check(pkg, current_pkg)
     changes.immutables_kept(pkg, changes.resolved_or_given(current_pkg, current), prepared.given)
     packages = packages_to_record(pkg, prepared.dependencies)
     check_versions(kube, packages, prepared.dependencies, kube.namespace)
-    record_packages(kube, packages, kube.namespace)
+    record_packages(kube, packages, kube.namespace, prepared.origins)
     declared = {p.name for p in pkg.parameters}
     dropped = sorted(k for k in current if k not in declared)
     wanted = {**{k: v for k, v in current.items() if k in declared}, **prepared.given}
     spec = {"operatorVersion": {"name": pkg.version_name}, "parameters": changes.parameters_patch(current, wanted)}
     patched = patch_spec(kube, instance, spec)
     plan = upgrade_plan(pkg)
+    for note in prepared.notes:
+        print(note)
     print(f"instance.kplan.dev/{args.instance} upgraded from {current_pkg.version_name} to {pkg.version_name}; "
           f"{runs(instance, plan)}")
     for name in dropped:

@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "run": "run",
     "template": "template",
     "package": "package",
+    "repo": "repo",
+    "search": "search",
     "devcluster": "devcluster",
     "manager": "manager",
     "test": "test",
@@ -45,9 +47,11 @@ def global_flags(default: object = None) -> argparse.ArgumentParser:
     flags.add_argument("--context", help="the kubeconfig context to use")
     flags.add_argument("-n", "--namespace", help="namespace of the Instance (default: the context's, else 'default')")
     flags.add_argument(
-        "-o", "--output", choices=("table", "yaml", "json", "dot", "mermaid", "text", "junit"),
+        "-o", "--output", choices=("table", "wide", "yaml", "json", "dot", "mermaid", "text", "junit"),
         help="output format (commands accept the ones that make sense for them)",
     )
+    flags.add_argument("--kudo-repo", metavar="DIR", help="where KudoOperator tasks of KUDO packages find their "
+                       "packages (as DIR/NAME/operator, DIR/NAME or by name), besides the parent's folder")
     return flags
 
 
@@ -87,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {refused}", file=sys.stderr)
         return 2
     try:
+        from engine.cli import kudo
+        kudo.set_repository(getattr(args, "kudo_repo", None) or os.environ.get("KPLAN_KUDO_REPO"))
         return int(args.func(args) or 0)
     except KplanError as e:
         return fail(str(e))
@@ -108,7 +114,7 @@ def refused_output(args: argparse.Namespace) -> str | None:
     if given is None or given in formats:
         return None
     command = " ".join(w for w in (args.command, getattr(args, "plan_command", None),
-                                   getattr(args, "package_command", None)) if w)
+                                   getattr(args, "package_command", None), getattr(args, "repo_command", None)) if w)
     prints = f"it prints {', '.join(formats)}" if formats else "it has no other output format"
     return f"{command} does not take -o {given} ({prints})"
 

@@ -1,4 +1,4 @@
-"""`kplan package new|verify|create|list`: authoring operator packages."""
+"""`kplan package new|verify|create|list|push`: authoring operator packages, and pushing them to OCI registries."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from engine import params
-from engine.cli import flags, output
+from engine.cli import flags, kudo, output
+from engine.cli.sources import load_package
 from engine.errors import PackageInvalid
 from engine.model import Package
-from engine.package import archive, dump, loader, skeleton, verify
+from engine.package import archive, dump, skeleton, verify
 
 LISTS = ("params", "plans", "tasks")
 
@@ -41,6 +43,14 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     flags.accepts_output(show, "table", "yaml", "json")
     show.set_defaults(func=run_list)
 
+    push = sub.add_parser("push", help="push a package to an OCI registry as an artifact", parents=parents)
+    push.add_argument("package", metavar="PKG", help="package folder or .tgz")
+    push.add_argument("target", metavar="oci://HOST[:PORT]/REPO[:TAG]",
+                      help="where to push it (the tag defaults to the package's operatorVersion)")
+    push.add_argument("--plain-http", action="store_true", help="talk plain HTTP to the registry (no TLS)")
+    push.set_defaults(func=run_push)
+    kudo.register_convert(sub, list(parents))
+
 
 def run_new(args: argparse.Namespace) -> int:
     print(skeleton.create(args.name, args.dir))
@@ -49,7 +59,7 @@ def run_new(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     try:
-        pkg, problems = verify.verify(loader.read_files(args.package), args.package)
+        pkg, problems = verify.verify(kudo.read_package_files(args.package), args.package)
     except PackageInvalid as e:  # unreadable files: the reader found these before any rule ran
         pkg, problems = None, list(e.problems)
     for problem in problems:
@@ -69,8 +79,26 @@ def run_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_push(args: argparse.Namespace) -> int:
+    from engine.repo import fetching, oci, references
+
+    if not args.target.startswith("oci://"):
+        print(f"error: {args.target!r} is not an OCI reference: write oci://HOST[:PORT]/REPO[:TAG]", file=sys.stderr)
+        return 2
+    fetched = fetching.from_path(args.package)
+    data = Path(args.package).read_bytes() if Path(args.package).is_file() else archive.archive_bytes(fetched.pkg)
+    ref = references.parse_oci(args.target, default_tag=fetched.pkg.operator_version)
+    if ref.is_digest:
+        print("error: push to a tag, not a digest: the registry computes the digest", file=sys.stderr)
+        return 2
+    digest = oci.push(fetched.pkg, data, ref, plain_http=args.plain_http)
+    print(f"pushed {fetched.pkg.name} {fetched.pkg.operator_version} to {ref}")
+    print(f"digest: {digest}")
+    return 0
+
+
 def run_list(args: argparse.Namespace) -> int:
-    pkg = loader.load(args.package)
+    pkg = load_package(args.package).pkg
     data, headers, rows = {"params": _params, "plans": _plans, "tasks": _tasks}[args.what](pkg)
     output.emit(data, args.output, sys.stdout, headers, rows)
     return 0

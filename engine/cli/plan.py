@@ -9,7 +9,7 @@ from typing import Any
 
 from engine import graph
 from engine.cli import flags, instance_plans
-from engine.package import loader
+from engine.cli.sources import load_package
 
 GRAPH_FORMATS = ("text", "dot", "mermaid")
 
@@ -31,7 +31,7 @@ def add_graph(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
 
 def run_graph(args: argparse.Namespace) -> int:
     fmt = args.output or "text"
-    pkg = loader.load(args.package)
+    pkg = load_package(args.package).pkg
     plan = pkg.plan(args.plan)
     title = f"{pkg.name} {pkg.operator_version} plan {plan.name}"
     draw = {"text": graph.to_text, "dot": graph.to_dot, "mermaid": graph.to_mermaid}[fmt]

@@ -8,8 +8,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from engine import params
-from engine.cli.sources import Dependency, dependencies, load_package
+from engine import generating, params
+from engine.cli.records import Origin
+from engine.cli.sources import Dependency, Fetched, dependencies, load_package
 from engine.errors import KplanError, ParameterInvalid, PermanentError, RenderError, RequiredParametersMissing
 from engine.model import Package
 from engine.planner import pipes, secrets
@@ -30,6 +31,12 @@ class Prepared:
     given: dict[str, Any]
     values: dict[str, Any]
     dependencies: tuple[Dependency, ...]
+    origin: Origin | None = None
+    notes: tuple[str, ...] = ()  # how the package was chosen (repositories), for the user
+
+    @property
+    def origins(self) -> dict[str, Origin]:
+        return {self.pkg.version_name: self.origin} if self.origin else {}
 
 
 def given_values(pkg: Package, parameter_file: str | None, assignments: Sequence[str]) -> dict[str, Any]:
@@ -53,19 +60,31 @@ def check_renders(pkg: Package, instance: str, namespace: str, values: Mapping[s
 
 
 def prepare(source: str, parameter_file: str | None, assignments: Sequence[str], instance: str | None,
-            namespace: str, base: Mapping[str, Any] | None = None, pkg: Package | None = None) -> Prepared:
-    """Load and verify the package (unless given), type and validate the values, render every plan, find
-    dependencies. `base`: values the Instance has already (a change keeps those the package still declares).
+            namespace: str, base: Mapping[str, Any] | None = None, fetched: Fetched | None = None, *,
+            plain_http: bool = False, running: str | None = None) -> Prepared:
+    """Fetch and verify the package (unless given), type and validate the values, render every plan, find
+    dependencies. `base`: values the Instance has already (a change keeps those the package still declares);
+    `running`: the version an upgrade starts from (a repository package is chosen to upgrade from it).
     """
-    pkg = pkg or load_package(source)
+    fetched = fetched or load_package(source, plain_http=plain_http, running=running)
+    pkg = fetched.pkg
     name = instance or pkg.name
     check_name(name)
     with secrets_hidden(pkg, assignments, base):
         given = given_values(pkg, parameter_file, assignments)
         values = params.resolve(pkg, {**declared_only(pkg, base or {}), **given})
-        check_renders(pkg, name, namespace, values)
-        deps = dependencies(pkg, source, values, name, namespace)
-    return Prepared(source, pkg, given, values, tuple(deps))
+        stand_ins = with_stand_ins(pkg, values)
+        check_renders(pkg, name, namespace, stand_ins)
+        deps = dependencies(pkg, source, stand_ins, name, namespace)
+    origin = Origin(fetched.source, fetched.digest)
+    return Prepared(source, pkg, given, values, tuple(deps), origin, fetched.notes)
+
+
+def with_stand_ins(pkg: Package, values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` with a throw-away value for each generated parameter that has none, to render with: the engine
+    makes the real one when it first plans the Instance, and keeps it in a Secret."""
+    return {**values, **{p.name: generating.make(p.generate) for p in pkg.parameters
+                         if p.generate is not None and values.get(p.name) is None}}
 
 
 def declared_only(pkg: Package, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ creates anything.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from engine.cli.cluster import GROUP_VERSION, OPERATOR_VERSION
@@ -18,7 +19,10 @@ from engine.model import Package
 from engine.package import loader
 
 __all__ = [
+    "DIGEST_ANNOTATION",
     "OPERATOR_LABEL",
+    "SOURCE_ANNOTATION",
+    "Origin",
     "check_versions",
     "instance_object",
     "operator_object",
@@ -29,6 +33,16 @@ __all__ = [
 
 OPERATOR_LABEL = "kplan.dev/operator"
 RUNNER_ANNOTATION = "kplan.dev/runner"
+SOURCE_ANNOTATION = "kplan.dev/source"  # on an OperatorVersion: the folder, URL or oci:// reference it came from
+DIGEST_ANNOTATION = "kplan.dev/digest"  # on an OperatorVersion: sha256 of the package archive (or OCI manifest)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a package came from and the digest it was checked against."""
+
+    source: str
+    digest: str
 
 Json = dict[str, Any]
 
@@ -45,7 +59,7 @@ def operator_object(pkg: Package, namespace: str) -> Json:
             "metadata": {"name": pkg.name, "namespace": namespace}, "spec": spec}
 
 
-def operator_version_object(pkg: Package, namespace: str) -> Json:
+def operator_version_object(pkg: Package, namespace: str, origin: Origin | None = None) -> Json:
     spec: Json = {"operator": {"name": pkg.name}, "version": pkg.operator_version, "files": loader.to_files(pkg)}
     if pkg.app_version:
         spec["appVersion"] = pkg.app_version
@@ -53,7 +67,10 @@ def operator_version_object(pkg: Package, namespace: str) -> Json:
         spec["kplanVersion"] = pkg.kplan_version
     if pkg.upgradable_from:
         spec["upgradableFrom"] = list(pkg.upgradable_from)
-    metadata = {"name": pkg.version_name, "namespace": namespace, "labels": {OPERATOR_LABEL: pkg.name}}
+    metadata: Json = {"name": pkg.version_name, "namespace": namespace, "labels": {OPERATOR_LABEL: pkg.name}}
+    if origin is not None:
+        notes = {SOURCE_ANNOTATION: origin.source, DIGEST_ANNOTATION: origin.digest}
+        metadata["annotations"] = {k: v for k, v in notes.items() if v}
     return {"apiVersion": GROUP_VERSION, "kind": "OperatorVersion", "metadata": metadata, "spec": spec}
 
 
@@ -92,11 +109,14 @@ def check_versions(kube: Kube, packages: Iterable[Package], deps: Sequence[Depen
             )
 
 
-def record_packages(kube: Kube, packages: Iterable[Package], namespace: str) -> list[str]:
-    """Create each missing Operator and OperatorVersion; what was created, as `Kind name` lines."""
+def record_packages(kube: Kube, packages: Iterable[Package], namespace: str,
+                    origins: Mapping[str, Origin] | None = None) -> list[str]:
+    """Create each missing Operator and OperatorVersion (annotated with its origin, by OperatorVersion name, when
+    known); what was created, as `Kind name` lines."""
     created = []
     for pkg in packages:
-        for obj in (operator_object(pkg, namespace), operator_version_object(pkg, namespace)):
+        origin = (origins or {}).get(pkg.version_name)
+        for obj in (operator_object(pkg, namespace), operator_version_object(pkg, namespace, origin)):
             if create_missing(kube, obj):
                 created.append(f"{obj['kind'].lower()}.kplan.dev/{obj['metadata']['name']} created")
     return created

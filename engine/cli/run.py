@@ -36,7 +36,7 @@ Json = dict[str, Any]
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("run", help="install or change an Instance and run its plan from here "
                                    "(no manager needed)", parents=parents)
-    parser.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    flags.add_package_argument(parser)
     flags.add_instance_flag(parser, required=False)
     flags.add_parameter_flags(parser)
     parser.add_argument("--plan", help="run this plan of an existing Instance (default: what the change triggers)")
@@ -47,10 +47,10 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 def run(args: argparse.Namespace) -> int:
     survive_closed_stdout()  # `kplan run ... | head`: the plan is driven to its end all the same
     kube = connect_from(args)
-    pkg = load_package(args.package)
-    name = args.instance or pkg.name
+    fetched = load_package(args.package, plain_http=args.plain_http)
+    name = args.instance or fetched.pkg.name
     prepared = prepare(args.package, args.parameter_file, args.parameter, name, kube.namespace,
-                       base=existing_parameters(kube, name), pkg=pkg)
+                       base=existing_parameters(kube, name), fetched=fetched)
     if not crds_installed(kube):
         install_crds(kube)
         print("kplan CRDs installed")
@@ -104,7 +104,7 @@ def change(kube: Kube, instance: Json, prepared: Prepared, plan: str | None) -> 
     if wanted_plan is None:
         print(f"instance.kplan.dev/{meta.get('name')} unchanged")
         return Target(None, None, int(meta.get("generation") or 0))
-    record_packages(kube, packages, kube.namespace)
+    record_packages(kube, packages, kube.namespace, prepared.origins)
     patched = patch_spec(kube, instance, spec)
     given = f" ({parameter_text(pkg, prepared.given)})" if prepared.given else ""
     print(f"instance.kplan.dev/{meta.get('name')} changed{given}; plan {wanted_plan} runs")

@@ -8,31 +8,27 @@ from pathlib import Path
 from typing import Any
 
 from engine import params, render
+from engine.cli import kudo
 from engine.errors import PermanentError
 from engine.model import Package, TaskKind
 from engine.package import loader
 from engine.planner import children
+from engine.repo import fetching
+from engine.repo.fetching import Fetched
 
-__all__ = ["Dependency", "dependencies", "is_bare_name", "load_package"]
+__all__ = ["Dependency", "Fetched", "dependencies", "is_reference", "load_package"]
 
-URL_SCHEMES = ("http://", "https://", "file://")
-
-
-def is_bare_name(source: str) -> bool:
-    """True for `redis` or `redis@0.3.0`: a name for a package repository, not a path or URL."""
-    if source.startswith(URL_SCHEMES) or Path(source).exists():
-        return False
-    return "/" not in source and "\\" not in source and not source.endswith((".tgz", ".tar.gz"))
+is_reference = fetching.is_reference
 
 
-def load_package(source: str) -> Package:
-    """The verified package at `source` (folder, .tgz or URL); a bare name is refused, repositories come later."""
-    if is_bare_name(source):
-        raise PermanentError(
-            f"package repositories are not configured, so {source!r} cannot be looked up: "
-            "give a package folder, a .tgz file or a URL"
-        )
-    return loader.load(source)
+def load_package(source: str, *, plain_http: bool = False, running: str | None = None) -> Fetched:
+    """The verified package `source` names (folder, .tgz, URL, repository package or oci:// artifact), with its
+    origin and digest; `running`: the version an upgrade starts from. A local KUDO package is converted in memory
+    (with a one-line notice on stderr)."""
+    local = Path(source)
+    if not is_reference(source) and local.exists() and kudo.is_kudo_package(loader.read_files(source)):
+        return Fetched(loader.from_files(kudo.read_package_files(source), source), str(local.resolve()), "")
+    return fetching.fetch(source, plain_http=plain_http, running=running)
 
 
 @dataclass(frozen=True)
@@ -55,7 +51,8 @@ def dependencies(pkg: Package, source: str, values: Mapping[str, Any], instance:
         wanted = str(child["spec"]["operatorVersion"]["name"])
         name = children.text(pkg, task.package or "", ctx, f"task {task.name} package")
         where = beside(folder, name) if folder is not None else None
-        dep = loader.load(str(where)) if where is not None else None
+        where = where or kudo.find_child(name, source)
+        dep = loader.from_files(kudo.read_package_files(str(where), quiet=True), str(where)) if where else None
         if dep is not None and dep.version_name != wanted:
             raise PermanentError(
                 f"task {task.name} installs OperatorVersion {wanted!r}, but the package at {where} is "

@@ -17,9 +17,9 @@ from typing import Any
 
 from engine import graph, params, render
 from engine.cli import flags, output
+from engine.cli.sources import load_package
 from engine.errors import PermanentError
 from engine.model import Package, Plan, TaskKind
-from engine.package import loader
 from engine.planner.children import child_instance
 
 
@@ -36,12 +36,15 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 
 
 def parameter_values(pkg: Package, args: argparse.Namespace) -> dict[str, Any]:
-    """Values from -P, overridden by -p, completed with defaults and validated."""
+    """Values from -P, overridden by -p, completed with defaults and validated; a generated parameter without
+    a value shows as `<generated KIND>` (the engine makes the real one at install)."""
     given: dict[str, Any] = {}
     if args.parameter_file:
         given.update(params.load_file(pkg, args.parameter_file))
     given.update(params.parse_assignments(pkg, args.parameter))
-    return params.resolve(pkg, given)
+    values = params.resolve(pkg, given)
+    return {**values, **{p.name: f"<generated {p.generate.kind.value}>" for p in pkg.parameters
+                         if p.generate is not None and values.get(p.name) is None}}
 
 
 def placeholder_pipes(pkg: Package) -> dict[str, str]:
@@ -50,7 +53,7 @@ def placeholder_pipes(pkg: Package) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    pkg = loader.load(args.package)
+    pkg = load_package(args.package).pkg
     plan = pkg.plan(args.plan)
     values = parameter_values(pkg, args)
     ctx = render.RenderContext(

@@ -1,4 +1,5 @@
-"""Health by the package's own rules: expectations on conditions or JSON paths, for kinds kplan has no rule for."""
+"""Health by the package's own rules: expectations on conditions or JSON paths, or CEL expressions, for kinds kplan
+has no rule for."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.health.expressions import judge_exprs
 from engine.health.jsonpath import MISSING, InvalidRule, parse_path, resolve, same, text
 from engine.health.objects import Obj, condition_current, conditions_of, explain, group_kind
 from engine.health.verdicts import Status, failed, healthy, progressing, stale
@@ -33,6 +35,9 @@ def by_package_rules(obj: Obj, rules: Sequence[HealthRule]) -> Status | None:
 
 
 def judge(obj: Obj, rules: Sequence[HealthRule]) -> Status | None:
+    by_exprs = next((rule.exprs for rule in rules if rule.exprs is not None), None)
+    if by_exprs is not None:
+        return judge_exprs(obj, by_exprs)
     if waiting := stale(obj, strict=False):
         return waiting
     for rule in rules:

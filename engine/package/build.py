@@ -12,6 +12,9 @@ from typing import Any
 
 from engine.model import (
     Expectation,
+    Generated,
+    GenerateKind,
+    HealthExprs,
     HealthRule,
     Maintainer,
     Package,
@@ -134,13 +137,14 @@ def build_parameter(node: Node) -> Parameter:
     kind = node.text("type") or ParamType.STRING.value
     required = node.value.get("required")
     enum = node.value.get("enum")
+    generate = _generated(node.value.get("generate"))
     return Parameter(
         name=node.text("name") or "",
         type=ParamType(kind) if kind in tuple(ParamType) else ParamType.STRING,
         description=node.text("description") or "",
         default=_plain(node.value.get("default")),
         has_default=has_default,
-        required=required if isinstance(required, bool) else not has_default,
+        required=required if isinstance(required, bool) else not (has_default or generate),
         enum=tuple(_plain(e) for e in enum) if isinstance(enum, list) else None,
         minimum=_number(node.value.get("minimum")),
         maximum=_number(node.value.get("maximum")),
@@ -149,8 +153,16 @@ def build_parameter(node: Node) -> Parameter:
         max_length=_count(node.value.get("maxLength")),
         immutable=node.value.get("immutable") is True,
         trigger=node.text("trigger"),
-        secret=node.value.get("secret") is True,
+        secret=node.value.get("secret") is True or generate is not None,
+        generate=generate,
     )
+
+
+def _generated(value: Any) -> Generated | None:
+    """`generate: {kind, length}` when its kind is known (verification reports the rest)."""
+    if not isinstance(value, dict) or value.get("kind") not in tuple(GenerateKind):
+        return None
+    return Generated(GenerateKind(value["kind"]), _count(value.get("length")))
 
 
 def _plain(value: Any) -> Any:
@@ -164,11 +176,13 @@ def _plain(value: Any) -> Any:
 
 def _health_rule(node: Node) -> HealthRule:
     healthy, failed = node.child("healthy"), node.child("failed")
+    current = node.text("current")
     return HealthRule(
         group=node.text("group") or "",
         kind=node.text("kind") or "",
         healthy=_expectation(healthy) if healthy else None,
         failed=_expectation(failed) if failed else None,
+        exprs=HealthExprs(current, node.text("inProgress"), node.text("failed")) if current is not None else None,
     )
 
 

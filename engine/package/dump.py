@@ -77,6 +77,9 @@ def _task_spec(task: Task) -> dict[str, Any]:
 
 
 def _health(rule: HealthRule) -> dict[str, Any]:
+    if rule.exprs is not None:
+        return _compact({"group": rule.group, "kind": rule.kind, "current": rule.exprs.current,
+                         "inProgress": rule.exprs.in_progress, "failed": rule.exprs.failed})
     return _compact({
         "group": rule.group,
         "kind": rule.kind,
@@ -122,7 +125,7 @@ def parameter_document(p: Parameter) -> dict[str, Any]:
     if p.has_default:
         doc["default"] = p.default
     return doc | _compact({
-        "required": p.required if p.required != (not p.has_default) else None,
+        "required": p.required if p.required != (not (p.has_default or p.generate)) else None,
         "enum": list(p.enum) if p.enum is not None else None,
         "minimum": p.minimum,
         "maximum": p.maximum,
@@ -132,4 +135,12 @@ def parameter_document(p: Parameter) -> dict[str, Any]:
         "immutable": p.immutable or None,
         "trigger": p.trigger,
         "secret": p.secret or None,
+        "generate": _generate_document(p),
     })
+
+
+def _generate_document(p: Parameter) -> dict[str, Any] | None:
+    if p.generate is None:
+        return None
+    length = {"length": p.generate.length} if p.generate.length is not None else {}
+    return {"kind": p.generate.kind.value, **length}

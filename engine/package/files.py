@@ -18,7 +18,7 @@ from pathlib import Path
 
 from engine.errors import PackageInvalid, PermanentError, Problem, TransientError
 
-__all__ = ["MAX_BYTES", "is_package_file", "read_archive", "read_folder", "read_source", "read_url"]
+__all__ = ["MAX_BYTES", "download", "is_package_file", "read_archive", "read_folder", "read_source", "read_url"]
 
 MAX_BYTES = 1024 * 1024
 ROOT_FILES = frozenset({"operator.yaml", "params.yaml", "README.md"})
@@ -108,17 +108,23 @@ def _strip_top_folder(members: dict[str, bytes]) -> dict[str, bytes]:
 
 def read_url(url: str) -> dict[str, str]:
     """Download a .tgz package; a refused request is permanent, an unreachable server transient."""
+    return read_archive(download(url), url)
+
+
+def download(url: str, limit: int = MAX_BYTES) -> bytes:
+    """The bytes at an http(s):// or file:// URL, at most `limit` of them; a refused request is permanent, an
+    unreachable server transient."""
     try:
         with urllib.request.urlopen(url, timeout=URL_TIMEOUT) as response:
-            data = response.read(MAX_BYTES + 1)
+            data: bytes = response.read(limit + 1)
     except urllib.error.HTTPError as e:
         raise PermanentError(f"cannot download {url}: the server answered {e.code} {e.reason}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", None) or e
         raise TransientError(f"cannot download {url}: {reason}") from None
-    if len(data) > MAX_BYTES:
+    if len(data) > limit:
         raise PackageInvalid([_too_large(url)])
-    return read_archive(data, url)
+    return data
 
 
 def _decode(raw: dict[str, bytes], source: str) -> dict[str, str]:

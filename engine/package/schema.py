@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from engine.errors import Problem
-from engine.model import ParamType, Strategy, TaskKind
+from engine.model import GenerateKind, ParamType, Strategy, TaskKind
 from engine.package.durations import parse_duration
 from engine.package.source import line_of
 
@@ -27,6 +27,7 @@ __all__ = [
     "Obj",
     "Scalar",
     "Spec",
+    "TextOr",
     "check",
     "child_path",
 ]
@@ -67,7 +68,15 @@ class Obj:
     required: tuple[str, ...] = field(default=())
 
 
-Spec = Obj | ListOf | MapOf | Choice | Scalar
+@dataclass(frozen=True)
+class TextOr:
+    """A string (e.g. a CEL expression) or a value of `spec`."""
+
+    spec: Spec
+    complaint: str
+
+
+Spec = Obj | ListOf | MapOf | Choice | Scalar | TextOr
 
 
 def child_path(path: str, key: object) -> str:
@@ -86,6 +95,11 @@ def check(file: str, value: Any, spec: Spec, path: str = "", line: int | None = 
         yield from _check_list(file, value, spec, path, line)
     elif isinstance(spec, MapOf):
         yield from _check_map(file, value, spec, path, line)
+    elif isinstance(spec, TextOr):
+        if not isinstance(value, str | dict):
+            yield Problem(file, line, path, spec.complaint)
+        elif isinstance(value, dict):
+            yield from check(file, value, spec.spec, path, line)
     elif isinstance(spec, Choice):
         if value not in spec.options:
             options = ", ".join(spec.options)
@@ -186,7 +200,9 @@ EXPECTATION = Obj(
 )
 
 HEALTH_RULE = Obj(
-    {"group": Scalar.STRING, "kind": Scalar.STRING, "healthy": EXPECTATION, "failed": EXPECTATION},
+    {"group": Scalar.STRING, "kind": Scalar.STRING, "healthy": EXPECTATION,
+     "failed": TextOr(EXPECTATION, "must be a CEL expression or a mapping of condition/jsonPath"),
+     "current": Scalar.STRING, "inProgress": Scalar.STRING},
     required=("kind",),
 )
 
@@ -241,6 +257,7 @@ PARAMETER = Obj(
         "immutable": Scalar.BOOLEAN,
         "trigger": Scalar.STRING,
         "secret": Scalar.BOOLEAN,
+        "generate": Obj({"kind": Choice(tuple(GenerateKind)), "length": Scalar.COUNT}, required=("kind",)),
     },
     required=("name",),
 )

@@ -9,6 +9,7 @@ from engine.planner.actions import (
     Delete,
     Event,
     Failure,
+    GenerateParameters,
     RemoveFinalizer,
     Settings,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Delete",
     "Event",
     "Failure",
+    "GenerateParameters",
     "PlanStatus",
     "Ref",
     "RemoveFinalizer",

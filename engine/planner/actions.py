@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from engine.model import Generated
 from engine.planner.refs import Ref
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "Delete",
     "Event",
     "Failure",
+    "GenerateParameters",
     "RemoveFinalizer",
     "Settings",
 ]
@@ -62,7 +64,17 @@ class AddFinalizer:
     step: str = ""
 
 
-Action = Apply | Delete | ClearPlanExecution | RemoveFinalizer | AddFinalizer
+@dataclass(frozen=True)
+class GenerateParameters:
+    """Make a value for each of `wanted` (name, how) and add it to `secret` (created when absent); values
+    already there are kept, never replaced. Nothing else is planned until the values are stored."""
+
+    secret: dict[str, Any]
+    wanted: tuple[tuple[str, Generated], ...]
+    step: str = ""
+
+
+Action = Apply | Delete | ClearPlanExecution | RemoveFinalizer | AddFinalizer | GenerateParameters
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from engine.model import Package
-from engine.planner import secrets, triggers, view
+from engine.planner import generated, secrets, triggers, view
 from engine.planner.actions import (
     DEFAULT_SETTINGS,
     Action,
@@ -15,6 +15,7 @@ from engine.planner.actions import (
     ClearPlanExecution,
     Decision,
     Event,
+    GenerateParameters,
     Settings,
 )
 from engine.planner.finish import backoff_deadline, scrubbed, settle, transition_events
@@ -34,6 +35,11 @@ Observed = Mapping[Ref, Mapping[str, Any]]
 def decide(pkg: Package, instance: Mapping[str, Any], observed: Observed, now: datetime,
            settings: Settings = DEFAULT_SETTINGS, previous_pkg: Package | None = None) -> Decision:
     """What to do next for `instance` of `pkg` given what the cluster shows (`observed`, absent = not found)."""
+    needed = () if view.deleting(instance) else generated.missing(pkg, instance, observed)
+    if needed:
+        action = GenerateParameters(generated.secret_object(pkg, instance), needed)
+        return Decision((action,), view.status(instance), (), None)
+    instance = generated.with_generated((pkg, *((previous_pkg,) if previous_pkg else ())), instance, observed)
     status = view.status(instance)
     if view.deleting(instance):
         values = running_values(pkg, instance, dict(status.get("lastRun") or {}))

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from engine import quantity
 
 __all__ = ["first_difference"]
 
@@ -14,12 +14,6 @@ MISSING: Any = object()
 ZEROS = ("", 0, False, None)  # values the API server leaves out of what it returns
 # Where an object was last applied from: two steps applying one object must not undo each other forever.
 BOOKKEEPING = frozenset({"kplan.dev/plan", "kplan.dev/step"})
-# Kubernetes quantities: the API server returns "0.5" as "500m" and "1024Mi" as "1Gi".
-QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-SUFFIXES = {"m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9,
-            "T": Decimal(10) ** 12, "P": Decimal(10) ** 15, "E": Decimal(10) ** 18, "Ki": Decimal(2) ** 10,
-            "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50,
-            "Ei": Decimal(2) ** 60}
 
 
 def first_difference(rendered: Mapping[str, Any], live: Mapping[str, Any]) -> str | None:
@@ -86,15 +80,16 @@ def same(want: Any, have: Any) -> bool:
         return want is have
     if bool(want == have) or str(want) == str(have):
         return True
-    return quantity(want) is not None and quantity(want) == quantity(have)
+    return same_quantity(want, have)
 
 
-def quantity(value: Any) -> Decimal | None:
-    """The amount a Kubernetes quantity (`500m`, `1Gi`, `2`, `0.5`) stands for, or None."""
-    match = QUANTITY.match(str(value)) if isinstance(value, str | int | float) else None
-    if match is None:
-        return None
+def same_quantity(want: Any, have: Any) -> bool:
+    """Whether the server may have stored the quantity `want` as `have`: the same amount (`0.5` → `500m`,
+    `1024Mi` → `1Gi`), or that amount rounded up to the milliunit as ResourceLists are (`1.5m` → `2m`)."""
+    if not isinstance(want, str | int | float) or not isinstance(have, str | int | float):
+        return False
     try:
-        return Decimal(match[1]) * SUFFIXES.get(match[2] or "", Decimal(1))
-    except InvalidOperation:
-        return None
+        wanted, stored = quantity.parse(str(want).strip()), quantity.parse(str(have).strip())
+    except quantity.QuantityError:
+        return False
+    return stored.value in (wanted.value, wanted.round_up().value)

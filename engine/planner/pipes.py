@@ -72,11 +72,14 @@ def output_object(pipe: PipeFile, content: str, owner: Owner) -> Json:
 
 
 def termination_message(pod: Mapping[str, Any], file: str) -> str | None:
-    """The message of the terminated container whose terminationMessagePath is `file`."""
+    """The message of the terminated container whose terminationMessagePath is `file`; "" when it ended
+    without one (the kubelet leaves `message` out for an empty file)."""
     paths = {c.get("name"): c.get("terminationMessagePath") for c in (pod.get("spec") or {}).get("containers") or []}
     for status in (pod.get("status") or {}).get("containerStatuses") or []:
         if file in (paths.get(status.get("name")), status.get("terminationMessagePath")):
-            terminated = (status.get("state") or {}).get("terminated") or {}
+            terminated = (status.get("state") or {}).get("terminated")
+            if not isinstance(terminated, Mapping):
+                return None
             message = terminated.get("message")
-            return str(message) if message is not None else None
+            return str(message) if message is not None else ""
     return None

@@ -14,6 +14,7 @@ from jinja2.exceptions import (
 
 from engine.errors import RenderError
 from engine.render.filters import RequiredValueMissing
+from engine.render.gofmt import GoError
 from engine.render.limits import LimitExceeded
 
 __all__ = ["as_render_error"]
@@ -48,7 +49,7 @@ def _reason(exc: BaseException) -> str:
         return f"none of the templates {list(exc.templates)!r} is in the package"
     if isinstance(exc, TemplateNotFound):
         return f"template {exc.name!r} is not in the package"
-    if isinstance(exc, UndefinedError | RequiredValueMissing):
+    if isinstance(exc, UndefinedError | RequiredValueMissing | GoError):
         return _sentence(exc)
     if isinstance(exc, RecursionError):
         return "recursion is too deep"

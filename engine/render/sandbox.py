@@ -13,11 +13,12 @@ from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import _PassArg, missing, pass_context
 
+from engine.render import gofuncs, kudoshape
 from engine.render.cache import CompiledTemplates
 from engine.render.filters import FILTERS
 from engine.render.guards import check_binop, check_filter, check_format, check_method
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
-from engine.render.values import Values
+from engine.render.values import Values, wrap
 
 __all__ = ["KplanEnvironment", "KplanUndefined", "environment"]
 
@@ -106,6 +107,9 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
+        # Go's and sprig's functions, and KUDO's object shaping, for packages converted from KUDO
+        self.globals["go"] = wrap("go", gofuncs.FUNCTIONS)
+        self.globals["kudo"] = wrap("kudo", kudoshape.FUNCTIONS)
 
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         self.budget.charge()

@@ -8,8 +8,19 @@ from typing import Any
 
 from engine.errors import KplanError
 from engine.kube import Kube
-from engine.planner import FINALIZER, Action, AddFinalizer, Apply, ClearPlanExecution, Delete, Failure, Ref
+from engine.planner import (
+    FINALIZER,
+    Action,
+    AddFinalizer,
+    Apply,
+    ClearPlanExecution,
+    Delete,
+    Failure,
+    GenerateParameters,
+    Ref,
+)
 from engine.planner import RemoveFinalizer as RemoveFinalizerAction
+from engine.runner import generated
 from engine.runner.observed import RecentWrites
 
 __all__ = ["INSTANCE_NAMESPACE", "Acting", "with_instance_namespace"]
@@ -42,7 +53,8 @@ class Acting:
         self._kube, self._recent = kube, recent
 
     def objects(self, actions: Sequence[Action], namespace: str) -> list[Failure]:
-        """Carry out every Apply and Delete; the first failure of each action is reported, the rest skipped."""
+        """Carry out every Apply, Delete and GenerateParameters; the first failure of each action is reported, the
+        rest skipped."""
         failures = []
         for action in actions:
             try:
@@ -50,6 +62,8 @@ class Acting:
                     self._apply(action, namespace)
                 elif isinstance(action, Delete):
                     self._delete(action)
+                elif isinstance(action, GenerateParameters):
+                    self._recent.remember(generated.store(self._kube, action))
             except KplanError as error:
                 log.info("action failed", extra={"step": action.step, "error": str(error)})
                 failures.append(Failure(action.step, error))

@@ -14,7 +14,7 @@ from typing import Any
 from engine.errors import KplanError, PackageInvalid
 from engine.kube import Caches, Clock, Conflict, Kube, NotFound
 from engine.model import Package
-from engine.planner import Decision, Event, Ref, Settings, decide, record_failures
+from engine.planner import Decision, Event, GenerateParameters, Ref, Settings, decide, record_failures
 from engine.runner.acting import Acting
 from engine.runner.events import RunEvent, changes
 from engine.runner.observed import ObservedView, RecentWrites
@@ -86,7 +86,7 @@ class Runner:
 
     # --- one pass --------------------------------------------------------------------------
 
-    def _pass(self, instance: Json) -> float | None:
+    def _pass(self, instance: Json, *, again: bool = True) -> float | None:
         packages = self._packages_of(instance)
         if packages is None:
             if stranded(instance):
@@ -107,6 +107,8 @@ class Runner:
         self._record(decision, instance, observed)
         for event in changes(namespace_of(instance), name_of(instance), old_status, decision.status):
             self._emit(event)
+        if again and not failures and any(isinstance(a, GenerateParameters) for a in decision.actions):
+            return self._pass(instance, again=False)  # the values are stored (and remembered): plan with them now
         return decision.requeue_after
 
     def _release_orphan(self, instance: Json) -> None:

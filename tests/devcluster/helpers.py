@@ -141,16 +141,20 @@ class Response:
     body: Any
 
 
+def connection(cluster: Cluster, timeout: float = 30) -> http.client.HTTPConnection:
+    """A raw HTTP connection to the cluster: HTTPS with the admin's certificate on the real backend."""
+    if isinstance(cluster, RealCluster):
+        return http.client.HTTPSConnection("127.0.0.1", cluster.port, timeout=timeout,
+                                           context=cluster.plane.ssl_context())
+    return http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=timeout)
+
+
 def http_call(cluster: Cluster | int, method: str, path: str, *, body: Any = None,
               query: dict[str, str] | None = None, headers: dict[str, str] | None = None,
               content_type: str = "application/json") -> Response:
     """One raw HTTP exchange, for what the typed client hides (headers, exact bodies, odd content types)."""
-    port = cluster if isinstance(cluster, int) else cluster.port
-    conn: http.client.HTTPConnection
-    if isinstance(cluster, RealCluster):
-        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=cluster.plane.ssl_context())
-    else:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn = http.client.HTTPConnection("127.0.0.1", cluster, timeout=30) if isinstance(cluster, int) \
+        else connection(cluster)
     try:
         payload = body if isinstance(body, bytes) else (json.dumps(body).encode() if body is not None else None)
         sent = {"Content-Type": content_type, **(headers or {})}

@@ -141,10 +141,10 @@ def test_without_a_status_subresource_status_is_ordinary_data(devcluster: DevClu
     create_crd(devcluster, widget_crd(group, status=False, scale=False))
     path = widgets(group, namespace)
     code, created = devcluster.request("POST", path, body={**body(group), "status": {"phase": "New"}})
-    assert created["status"] == {"phase": "New"}
+    assert code == 201 and created["status"] == {"phase": "New"}
     code, changed = devcluster.request("PATCH", f"{path}/w1", body={"status": {"phase": "Old"}},
                                        content_type="application/merge-patch+json")
-    assert changed["status"] == {"phase": "Old"} and changed["metadata"]["generation"] == 2
+    assert code == 200 and changed["status"] == {"phase": "Old"} and changed["metadata"]["generation"] == 2
     devcluster.request("DELETE", f"{CRDS}/widgets.{group}")
 
 

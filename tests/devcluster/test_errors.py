@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import pytest
 
 from engine.devcluster.cluster import DevCluster
 
-from .helpers import configmap
+from .helpers import configmap, connection
 
 FAILURE = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
 
@@ -106,7 +105,10 @@ def test_a_bad_watch_resource_version_is_an_internal_error(http: Any, namespace:
 
 
 def test_garbage_http_does_not_kill_the_server(devcluster: DevCluster, http: Any) -> None:
-    with socket.create_connection(("127.0.0.1", devcluster.port), timeout=5) as sock:
+    conn = connection(devcluster, timeout=5)
+    conn.connect()
+    assert conn.sock is not None
+    with conn.sock as sock:  # TLS on the real backend, plain TCP on the dev one
         sock.sendall(b"BOGUS / HTTP/1.1\r\nHost: x\r\n\r\n")
         answer = sock.recv(1024)
     assert answer.startswith(b"HTTP/1.")
@@ -114,8 +116,7 @@ def test_garbage_http_does_not_kill_the_server(devcluster: DevCluster, http: Any
 
 
 def test_keep_alive_serves_many_requests_on_one_connection(devcluster: DevCluster) -> None:
-    import http.client
-    conn = http.client.HTTPConnection("127.0.0.1", devcluster.port, timeout=5)
+    conn = connection(devcluster, timeout=5)
     try:
         for _ in range(20):
             conn.request("GET", "/api/v1/namespaces/default")

@@ -105,9 +105,12 @@ def test_get_deployments_and_pods_print_their_real_columns(kubectl: Kubectl) -> 
 def test_server_side_apply_is_idempotent_and_reports_conflicts_until_forced(kubectl: Kubectl) -> None:
     manifest = deployment("api", 2)
     assert "serverside-applied" in kubectl.apply(manifest).stdout
-    first = kubectl.json("deployment", "api")["metadata"]["resourceVersion"]
+    first = kubectl.json("deployment", "api")["metadata"]
     kubectl.apply(manifest)
-    assert kubectl.json("deployment", "api")["metadata"]["resourceVersion"] == first
+    again = kubectl.json("deployment", "api")["metadata"]  # the controllers may write status in between
+    assert again["generation"] == first["generation"] == 1
+    assert [m for m in again["managedFields"] if m["manager"] == "kubectl"] == \
+        [m for m in first["managedFields"] if m["manager"] == "kubectl"]
     manifest["spec"]["replicas"] = 3
     refused = kubectl.apply(manifest, "--field-manager", "other", check=False)
     assert refused.returncode != 0

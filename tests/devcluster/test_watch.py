@@ -14,7 +14,7 @@ from kubernetes.client.rest import ApiException
 
 from engine.devcluster.cluster import DevCluster
 
-from .helpers import configmap, make_api_client
+from .helpers import configmap, connection, make_api_client
 
 
 def events(core: client.CoreV1Api, namespace: str, **kwargs: Any) -> list[tuple[str, str, str]]:
@@ -106,10 +106,12 @@ def test_a_list_with_an_expired_continue_token_is_410(own_cluster_factory: Calla
     assert code == 410 and body["reason"] == "Expired"
 
 
+@pytest.mark.dev_only("the real server sends its periodic bookmarks about once a minute, too rarely for a test; "
+                      "the dev cluster's bookmark at the end of a timed-out watch is a known difference")
 def test_bookmarks_carry_only_the_resource_version(devcluster: DevCluster, namespace: str,
                                                    core: client.CoreV1Api) -> None:
     created = core.create_namespaced_config_map(namespace, configmap("a"))
-    conn = http.client.HTTPConnection("127.0.0.1", devcluster.port, timeout=10)
+    conn = connection(devcluster, timeout=10)
     conn.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=1&allowWatchBookmarks=true"
                         f"&timeoutSeconds=1&resourceVersion={created.metadata.resource_version}")
     lines = conn.getresponse().read().splitlines()
@@ -124,9 +126,10 @@ def test_bookmarks_carry_only_the_resource_version(devcluster: DevCluster, names
 def test_watch_list_ends_its_initial_events_with_a_bookmark(devcluster: DevCluster, namespace: str,
                                                             core: client.CoreV1Api) -> None:
     core.create_namespaced_config_map(namespace, configmap("a"))
-    conn = http.client.HTTPConnection("127.0.0.1", devcluster.port, timeout=10)
+    conn = connection(devcluster, timeout=10)
     conn.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=true&sendInitialEvents=true"
-                        "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=30")
+                        "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=30"
+                        "&fieldSelector=metadata.name%3Da")  # not the namespace's own kube-root-ca.crt
     resp = conn.getresponse()
     first, second = json.loads(resp.readline()), json.loads(resp.readline())
     conn.close()
@@ -135,16 +138,22 @@ def test_watch_list_ends_its_initial_events_with_a_bookmark(devcluster: DevClust
     assert second["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
-def test_send_initial_events_without_bookmarks_is_invalid(http: Any, namespace: str) -> None:
-    response = http("GET", f"/api/v1/namespaces/{namespace}/configmaps",
-                    query={"watch": "true", "sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan"})
-    assert response.status == 422 and response.body["reason"] == "Invalid"
+def test_send_initial_events_without_bookmarks_streams_the_initial_events(devcluster: DevCluster, namespace: str,
+                                                                          core: client.CoreV1Api) -> None:
+    core.create_namespaced_config_map(namespace, configmap("a"))
+    conn = connection(devcluster, timeout=10)
+    conn.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=true&sendInitialEvents=true"
+                        "&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Da&timeoutSeconds=5")
+    resp = conn.getresponse()
+    first = json.loads(resp.readline())
+    conn.close()
+    assert resp.status == 200 and (first["type"], first["object"]["metadata"]["name"]) == ("ADDED", "a")
 
 
 def test_events_are_flushed_one_line_at_a_time(devcluster: DevCluster, namespace: str,
                                                core: client.CoreV1Api) -> None:
     start = core.list_namespaced_config_map(namespace).metadata.resource_version
-    conn = http.client.HTTPConnection("127.0.0.1", devcluster.port, timeout=10)
+    conn = connection(devcluster, timeout=10)
     conn.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=true&resourceVersion={start}")
     resp = conn.getresponse()
     assert resp.getheader("Transfer-Encoding") == "chunked"
@@ -163,7 +172,7 @@ def test_watch_objects_carry_kind_and_api_version(core: client.CoreV1Api, namesp
 
 def test_a_legacy_watch_path_streams_too(devcluster: DevCluster, namespace: str, core: client.CoreV1Api) -> None:
     core.create_namespaced_config_map(namespace, configmap("a"))
-    conn = http.client.HTTPConnection("127.0.0.1", devcluster.port, timeout=10)
+    conn = connection(devcluster, timeout=10)
     conn.request("GET", f"/api/v1/watch/namespaces/{namespace}/configmaps?timeoutSeconds=1")
     lines = conn.getresponse().read().splitlines()
     conn.close()

@@ -2,7 +2,8 @@
 
 `Cli(kubeconfig, namespace)(*args)` runs one command in the test's namespace and returns its exit code and
 output. Every output is checked for the secret parameter value the tests use, so no command can print it
-unnoticed; `Cli.outputs` keeps everything printed for assertions over a whole flow.
+unnoticed; `Cli.outputs` keeps everything printed for assertions over a whole flow. The user's configuration
+(repositories), cache and Docker config are folders of the test's (`home`), never the machine's.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Cli:
     kubeconfig: Path
     namespace: str
     outputs: list[str] = field(default_factory=list)
+    home: Path | None = None  # XDG_CONFIG_HOME, XDG_CACHE_HOME and DOCKER_CONFIG live here (default: beside kubeconfig)
 
     def __call__(self, *args: str, namespaced: bool = True, env: dict[str, str] | None = None) -> Result:
         command = [KUBECTL, "kplan", *args, *(["-n", self.namespace] if namespaced else [])]
@@ -59,8 +61,10 @@ class Cli:
         return self.run([KUBECTL, *args, "-n", self.namespace], env)
 
     def run(self, command: list[str], env: dict[str, str] | None) -> Result:
+        home = self.home or self.kubeconfig.parent / "home"
         environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-                       "KUBECONFIG": str(self.kubeconfig), **(env or {})}
+                       "KUBECONFIG": str(self.kubeconfig), "XDG_CONFIG_HOME": str(home / "config"),
+                       "XDG_CACHE_HOME": str(home / "cache"), "DOCKER_CONFIG": str(home / "docker"), **(env or {})}
         done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=TIMEOUT, check=False)
         result = Result(done.returncode, done.stdout, done.stderr)
         self.outputs.append(result.text)

@@ -104,8 +104,8 @@ def test_install_without_wait_prints_what_it_created(cli: Cli, sim_kube: Kube) -
     ((package("cli-app"),), "parameter 'password' is required and has no default"),
     ((package("cli-app"), "-p", PASSWORD, "-p", "colour=red"), "parameter 'colour' is not declared"),
     ((package("cli-app"), "-p", PASSWORD, "--instance", "Not_A_Name"), "instance name 'Not_A_Name' is not valid"),
-    (("cli-app",), "package repositories are not configured"),
-    (("cli-app@0.1.0",), "package repositories are not configured"),
+    (("cli-app",), "no package repositories are configured"),
+    (("cli-app@0.1.0",), "no package repositories are configured"),
 ], ids=["render", "verify", "bounds", "type", "required", "undeclared", "name", "bare-name", "name-at-version"])
 def test_a_package_or_value_that_cannot_work_is_refused_and_nothing_is_created(
     cli: Cli, sim_kube: Kube, args: tuple[str, ...], message: str

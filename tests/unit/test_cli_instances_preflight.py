@@ -10,7 +10,7 @@ import pytest
 
 from engine.cli import records
 from engine.cli.preflight import prepare
-from engine.cli.sources import is_bare_name
+from engine.cli.sources import is_reference
 from engine.errors import PackageInvalid, ParameterInvalid, PermanentError, RenderError
 from engine.package import loader
 
@@ -42,18 +42,21 @@ def test_an_existing_instances_values_are_the_base_of_a_change() -> None:
     assert prepared.values["password"] == "long-enough"
 
 
-@pytest.mark.parametrize("source", ["redis", "redis@0.3.0", "cli-app"])
-def test_a_bare_name_is_for_repositories_which_are_not_configured(source: str) -> None:
-    assert is_bare_name(source)
-    with pytest.raises(PermanentError, match="package repositories are not configured"):
+@pytest.mark.parametrize("source", ["redis", "redis@0.3.0", "cli-app", "stable/redis", "redis@>=1.2,<2"])
+def test_a_bare_name_is_for_repositories_and_none_is_configured(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert is_reference(source)
+    with pytest.raises(PermanentError, match="no package repositories are configured"):
         prepare(source, None, [], None, "ns")
 
 
 def test_paths_and_urls_are_not_bare_names(tmp_path: Path) -> None:
-    assert not is_bare_name(APP)
-    assert not is_bare_name("./missing")
-    assert not is_bare_name("https://example.org/redis-0.3.0.tgz")
-    assert not is_bare_name("redis-0.3.0.tgz")
+    assert not is_reference(APP)
+    assert not is_reference("./missing")
+    assert not is_reference("https://example.org/redis-0.3.0.tgz")
+    assert not is_reference("redis-0.3.0.tgz")
     with pytest.raises(PermanentError, match=re.escape("no package at ./missing")):
         prepare("./missing", None, [], None, "ns")
 

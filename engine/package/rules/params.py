@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from engine import params
+from engine import generating, params
 from engine.errors import Problem
 from engine.model import Parameter, ParamType
 from engine.package.build import build_parameter
@@ -13,7 +13,7 @@ from engine.package.rules.common import bad_names, duplicate_names, param_name_p
 from engine.package.source import line_of
 from engine.package.walk import Docs, Node, parameters
 
-__all__ = ["bounds", "defaults", "enums", "parameter_names", "patterns", "triggers"]
+__all__ = ["bounds", "defaults", "enums", "generated", "parameter_names", "patterns", "triggers"]
 
 _NUMERIC = ((ParamType.INTEGER, ParamType.NUMBER), "integer and number")
 _SIZED = ((ParamType.STRING, ParamType.ARRAY, ParamType.MAP), "string, array and map")
@@ -110,3 +110,24 @@ def triggers(docs: Docs) -> Iterator[Problem]:
         if trigger is not None and trigger not in names:
             message = f"names the plan {trigger!r}, which is not in operator.yaml"
             yield Problem(node.file, node.line_at("trigger"), node.field("trigger"), message)
+
+
+def generated(docs: Docs) -> Iterator[Problem]:
+    """A generated parameter is a string with no default, not required, and a length its kind allows."""
+    for node in parameters(docs):
+        param = build_parameter(node)
+        if param.generate is None:
+            continue
+        where = node.field("generate")
+        if param.type is not ParamType.STRING:
+            yield Problem(node.file, node.line_at("generate"), where, "applies only to string parameters")
+        if param.has_default:
+            yield Problem(node.file, node.line_at("default"), node.field("default"),
+                          "cannot be given with generate: a generated value is made when none is given")
+        if node.value.get("required") is True:
+            yield Problem(node.file, node.line_at("required"), node.field("required"),
+                          "cannot be true with generate: a value is generated when none is given")
+        reason = generating.length_problem(param.generate)
+        if reason:
+            generate = node.value.get("generate")
+            yield Problem(node.file, line_of(generate, "length"), f"{where}.length", reason)

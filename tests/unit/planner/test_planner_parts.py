@@ -45,6 +45,8 @@ def test_ref_of_objects_and_instances() -> None:
         ({"status": {"phase": "x"}}, {}, None),
         ({"cpu": 0.5, "memory": "1024Mi", "n": 1.0}, {"cpu": "500m", "memory": "1Gi", "n": "1"}, None),
         ({"cpu": "1"}, {"cpu": "2"}, "cpu"),
+        ({"cpu": "1.5m", "memory": "0.5Gi", "n": 1000}, {"cpu": "2m", "memory": "512Mi", "n": "1k"}, None),
+        ({"cpu": "1.5m"}, {"cpu": "3m"}, "cpu"),
         ({"image": "redis:7"}, {"image": "redis:8"}, "image"),
         ({"kind": "Secret", "stringData": {"k": "v"}}, {"kind": "Secret", "data": {"k": "dg=="}}, None),
         ({"metadata": {"annotations": {"kplan.dev/step": "b"}}}, {"metadata": {"annotations": {

@@ -273,6 +273,16 @@ def test_pipe_without_the_file_in_a_termination_message_fails() -> None:
     assert "terminationMessagePath" in driver.step_status("gen")["message"]
 
 
+def test_an_empty_pipe_file_is_stored_as_empty_text() -> None:
+    driver = Driver(pipe_package(), instance())
+    driver.step()
+    driver.cluster.set_status(ref("Pod", "gen"), {"phase": "Succeeded", "containerStatuses": [
+        {"name": "main", "state": {"terminated": {"exitCode": 0}}}]})  # the kubelet omits an empty message
+    storing = driver.step(1)
+    assert applied(storing) == ["Secret/cache-token"]
+    assert storing.actions[0].objects[0]["data"]["token"] == ""  # type: ignore[union-attr]
+
+
 def test_a_failed_pipe_pod_is_retried_like_a_job() -> None:
     pipe = Task("gen", TaskKind.PIPE, pod="pod.yaml", retries=1, pipe=(PipeFile("/out/token", "ConfigMap", "t"),))
     driver = Driver(package({"pod.yaml": POD}, [pipe], [plan("deploy", phase("main", step("gen")))]), instance())

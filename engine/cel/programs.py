@@ -1,0 +1,104 @@
+"""Compiling and evaluating CEL expressions, with errors worded the way cel-go (and so the API server) words them.
+
+One environment per set of variable names (all dynamically typed), with the strings, optional and math
+extensions of CEL and the Kubernetes libraries of `engine.cel.library`. Programs are compiled once and
+cached; evaluation is a pure function of the values given.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_math, ext_optional, ext_strings
+
+from engine.cel import library
+
+__all__ = ["CelError", "CompileError", "EvalError", "Program", "compile_expression", "references"]
+
+_STATUS = re.compile(r"^[A-Z_]+: ")
+_STATUS_TAIL = re.compile(r" \[[A-Z_]+\]$")
+_GO_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r'^Key not found in map : "(.*)"$', re.S), r"no such key: \1"),
+    # (object data: the API server's unstructured lists say so; cel-go's literal lists would not)
+    (re.compile(r"^Index error: index=(-?\d+) size=(\d+)$"), r"index out of bounds: \1"),
+    (re.compile(r"^divide by zero$"), "division by zero"),
+    (re.compile(r"^No matching overloads found.*$", re.S), "no such overload"),
+)
+# String literals (raw, triple-quoted, plain), blanked before looking for identifiers.
+_STRINGS = re.compile(r"""[rR]?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""", re.S)
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")
+
+
+class CelError(ValueError):
+    """A CEL expression that does not compile or does not evaluate; the message reads like cel-go's."""
+
+
+class CompileError(CelError):
+    """Parse or check errors: `ERROR: <input>:L:C: ...` lines with the source snippet under each."""
+
+
+class EvalError(CelError):
+    """A runtime error (`no such key: x`, `division by zero`, ...)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """A checked expression and what it needs."""
+
+    source: str
+    expression: Any
+    result_type: str
+    variables: frozenset[str]
+
+    def evaluate(self, values: Mapping[str, Any]) -> Any:
+        """The plain Python value of the expression (raises EvalError)."""
+        try:
+            result = self.expression.eval(data=dict(values))
+        except Exception as e:  # the runtime raises bare RuntimeErrors
+            raise EvalError(go_words(str(e))) from e
+        if result.type().name() == "ERROR":
+            raise EvalError(go_words(str(result.value())))
+        return result.plain_value()
+
+
+def go_words(message: str) -> str:
+    """cel-go's wording of a cel-cpp runtime error."""
+    message = _STATUS_TAIL.sub("", _STATUS.sub("", message.strip(), count=1))
+    for pattern, words in _GO_WORDS:
+        if pattern.match(message):
+            return pattern.sub(words, message)
+    return message
+
+
+def references(source: str) -> frozenset[str]:
+    """Identifiers the expression names outside string literals and after no dot (variables, functions)."""
+    return frozenset(_IDENT.findall(blank_strings(source)))
+
+
+def blank_strings(source: str) -> str:
+    """The source with every string literal replaced by spaces of the same length (offsets kept)."""
+    return _STRINGS.sub(lambda m: " " * len(m.group(0)), source)
+
+
+@functools.cache
+def _environment(variables: tuple[str, ...]) -> Any:
+    return cel.NewEnv(variables={name: cel.Type.DYN for name in variables},
+                      extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_math.ExtMath(),
+                                  ext_bindings.ExtBindings()],
+                      functions=library.declarations())
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_expression(source: str, variables: tuple[str, ...]) -> Program:
+    """Parse and check `source` with the given (dynamically typed) variables; raises CompileError."""
+    try:
+        expression = _environment(tuple(sorted(variables))).compile(source)
+    except Exception as e:  # the compiler raises bare RuntimeErrors
+        raise CompileError(_STATUS_TAIL.sub("", _STATUS.sub("", str(e).strip(), count=1))) from e
+    result = expression.return_type().name().lower()
+    return Program(source, expression, result, references(source) & frozenset(variables))

@@ -1,0 +1,1 @@
+"""Distributing packages: repository indexes, the user's repositories, version choice and OCI registries."""
