@@ -96,4 +96,5 @@ def test_the_default_nodes_are_labelled_and_the_manager_runs_in_process(devclust
     assert tested.code == 0, tested.text
 
     assert dev.stop() == 0
-    assert dev.log.read_text() == "dev cluster stopped\n"  # no warning while namespaces went, nor at the stop
+    log = dev.log.read_text()
+    assert log == "dev cluster stopped\n", log  # no warning while namespaces went, nor at the stop
