@@ -37,7 +37,7 @@ __all__ = ["main"]
 
 PACKAGE = Path(__file__).resolve().parent.parent / "operators" / "ml-workflow"
 INSTANCE, NAMESPACE, PLAN = "ml", "default", "deploy"
-NODES = (Node("node1", {"node.kplan.dev/name": "node1"}), Node("node2", {"node.kplan.dev/name": "node2"}))
+NODES = (Node("node-1", {"node.kplan.dev/name": "node-1"}), Node("node-2", {"node.kplan.dev/name": "node-2"}))
 STAGE_SECONDS = "2s"  # how long each simulated stage runs (without the process runtime), so progress shows
 LAST_STAGE = "evaluate-model"
 PLAN_TIMEOUT = 60.0

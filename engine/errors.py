@@ -4,6 +4,7 @@
     ├── PermanentError                 the same input fails the same way again: record, stop
     │   ├── PackageInvalid             a package failed verification (carries every Problem)
     │   ├── ParameterInvalid           a parameter value is of the wrong type, out of bounds, ...
+    │   │   └── RequiredParametersMissing  required parameters have no value (names every one)
     │   ├── ImmutableParameterChanged  an immutable parameter was given a new value
     │   ├── RenderError                a template did not render (file, line, name)
     │   ├── CycleError                 dependsOn edges form a cycle (carries the cycle)
@@ -35,6 +36,7 @@ __all__ = [
     "PlanNotFound",
     "Problem",
     "RenderError",
+    "RequiredParametersMissing",
     "Timeout",
     "TransientError",
     "UpgradeRefused",
@@ -95,6 +97,17 @@ class ParameterInvalid(PermanentError):
     def __init__(self, name: str, reason: str) -> None:
         self.name, self.reason = name, reason
         super().__init__(f"parameter {name!r} {reason}")
+
+
+class RequiredParametersMissing(ParameterInvalid):
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        if len(self.names) == 1:
+            super().__init__(self.names[0], "is required and has no default")
+            return
+        listed = ", ".join(repr(n) for n in self.names)
+        self.name, self.reason = self.names[0], "is required and has no default"
+        PermanentError.__init__(self, f"parameters {listed} are required and have no default")
 
 
 class ImmutableParameterChanged(PermanentError):

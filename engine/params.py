@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from engine.errors import ImmutableParameterChanged, ParameterInvalid, PermanentError
+from engine.errors import ImmutableParameterChanged, ParameterInvalid, PermanentError, RequiredParametersMissing
 from engine.model import Package, Parameter, ParamType
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "resolve",
     "trigger_for_change",
     "validate",
+    "value_text",
     "violation",
 ]
 
@@ -101,6 +102,10 @@ def load_file(pkg: Package, path: str) -> dict[str, Any]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise PermanentError(f"cannot read parameter file {path}: {e.strerror or e}") from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        raise PermanentError(f"parameter file {where} is not valid YAML: {e.problem or e.context}") from None
     except (yaml.YAMLError, UnicodeDecodeError, ValueError, RecursionError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise PermanentError(f"parameter file {path} is not valid YAML: {reason}") from None
@@ -120,21 +125,24 @@ def load_file(pkg: Package, path: str) -> dict[str, Any]:
 def resolve(pkg: Package, given: Mapping[str, Any]) -> dict[str, Any]:
     """Every declared parameter's value: given, else its default, else None; all validated.
 
-    A value of None counts as not given. Raises ParameterInvalid naming the first bad parameter.
+    A value of None counts as not given. Raises ParameterInvalid naming the first bad value, else
+    RequiredParametersMissing naming every required parameter without a value.
     """
     for name in sorted(given):
         _declared(pkg, name)
     values: dict[str, Any] = {}
+    missing: list[str] = []
     for param in sorted(pkg.parameters, key=lambda p: p.name):
         value = given.get(param.name)
         if value is None and param.has_default:
             value = param.default
         if value is None:
-            if param.required:
-                raise ParameterInvalid(param.name, "is required and has no default")
+            missing += [param.name] if param.required else []
         else:
             validate(param, value)
         values[param.name] = value
+    if missing:
+        raise RequiredParametersMissing(missing)
     return values
 
 
@@ -226,14 +234,19 @@ def _got(param: Parameter, value: Any) -> str:
 
 
 def _show(value: Any) -> str:
-    """A value as a person would write it in YAML; floats that are whole print without `.0`."""
+    """A value in a refusal: strings quoted, anything else as YAML."""
+    return repr(value) if isinstance(value, str) else value_text(value)
+
+
+def value_text(value: Any) -> str:
+    """A value as the user would type it in YAML: `true`, `3`, `[a, b]`, `{greeting: Hi}`, `'007'` (a string
+    that would read as something else is quoted, the mask of a secret is not); never Python's spelling."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    return repr(value) if isinstance(value, str) else str(value)
+    if value == REDACTED:
+        return REDACTED
+    text = yaml.safe_dump(value, default_flow_style=True, width=math.inf, allow_unicode=True, sort_keys=False)
+    return text.removesuffix("\n").removesuffix("\n...").strip()
 
 
 def _declared(pkg: Package, name: str) -> Parameter:

@@ -11,6 +11,7 @@ import json
 import logging
 import select
 import socket
+import sys
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,6 +47,13 @@ class HttpServer(ThreadingHTTPServer):
         with self._connections_lock:
             self._connections.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-request (reset, broken pipe) is routine: a debug line, not a traceback."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            log.debug("client disconnected", extra={"client": client_address})
+            return
+        super().handle_error(request, client_address)
 
     def close_connections(self) -> None:
         """Drop every open connection (idle keep-alives and streams) so their threads end."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine import crds
 from engine.errors import KplanError, PackageInvalid, PermanentError
-from engine.kube import Kube, connect
+from engine.kube import Kube, NotKubernetes, connect
 from engine.model import Package
 from engine.package import loader
 
@@ -44,6 +44,8 @@ def crds_installed(kube: Kube) -> bool:
     """True when the server serves Instances (kplan's CRDs are installed and established)."""
     try:
         kube.resource(*INSTANCE)
+    except NotKubernetes:
+        raise
     except PermanentError:  # discovery's answer when the kind is not served
         return False
     return True

@@ -8,19 +8,26 @@ simulated kubelets and volume provisioning only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from engine.cli.cluster import install_crds
+from engine.cli.manager import configure_logging
+from engine.controller import Manager, ManagerSettings
 from engine.devcluster import backends
 from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED, DevCluster
+from engine.kube import connect
 
 DEFAULT_KUBECONFIG = "~/.kube/kplan-dev.yaml"
 CONTEXT = "kplan-dev"
 MAX_PORT = 65535
+MANAGER_STOP_TIMEOUT = 30.0
 
 
 def port_number(text: str) -> int:
@@ -46,7 +53,8 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--port", type=port_number, default=0, help="port on 127.0.0.1 (default 0: pick a free one)")
     default_nodes = ",".join(backends.DEFAULT_NODES)
     parser.add_argument("--nodes", default=default_nodes,
-                        help=f"comma-separated node names for the simulators (default: {default_nodes}; '' for none)")
+                        help=f"comma-separated node names for the simulators (default: {default_nodes}; '' for none); "
+                             "each is labelled node.kplan.dev/name=NAME")
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
     parser.add_argument("--token", help="require this bearer token from clients (dev backend only)")
     parser.add_argument("--runtime", choices=RUNTIMES, default=SIMULATED,
@@ -54,7 +62,30 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
                              "simulated kubelet) or process (their containers run as local processes: no image is "
                              "pulled, the host's tools run in place of the image's, with the pod's command, env and "
                              "volumes; `kubectl logs` shows their output)")
+    parser.add_argument("--manager", action="store_true",
+                        help="also install kplan's CRDs and run a kplan manager in this process (no container runs "
+                             "on the simulated nodes, so a manager `kplan init` deploys would not run)")
     parser.set_defaults(func=run)
+
+
+@contextlib.contextmanager
+def manager_running(kubeconfig: Path, stop: threading.Event) -> Iterator[None]:
+    """kplan's CRDs installed and a manager reconciling every namespace on a thread, until `stop` is set."""
+    configure_logging(verbose=False, lifecycle=False)  # the manager's warnings, as `kplan manager` writes them
+    kube = connect(str(kubeconfig), CONTEXT)
+    try:
+        install_crds(kube)
+        manager = Manager(kube, ManagerSettings(metrics_address=None))
+        thread = threading.Thread(target=manager.run, args=(stop,), name="kplan-manager", daemon=True)
+        thread.start()
+        print("kplan manager running in this process (CRDs installed; no `kplan init` needed)", flush=True)
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(MANAGER_STOP_TIMEOUT)
+    finally:
+        kube.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
                 print("pods run as local processes (the host's tools; no image is pulled)", flush=True)
                 if cluster.runtime_problem:
                     print(f"warning: {cluster.runtime_problem}", file=sys.stderr, flush=True)
-            stop.wait()
+            with manager_running(path, stop) if args.manager else contextlib.nullcontext():
+                stop.wait()
         print("dev cluster stopped", file=sys.stderr, flush=True)
     finally:
         for sig, handler in previous.items():

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine import params
 from engine.cli import diffing, flags
 from engine.cli.cluster import connect_from, instance_of, package_of
 from engine.errors import FieldConflict, KplanError, PermanentError
@@ -138,7 +139,7 @@ def drift_lines(ref: Ref, rendered: Mapping[str, Any], live: Mapping[str, Any]) 
 def shown(value: Any, hidden: bool) -> str:
     if hidden:
         return diffing.MASK
-    return "nothing" if value is None else repr(value) if isinstance(value, str) else str(value)
+    return "nothing" if value is None else params.value_text(value)
 
 
 def object_name(ref: Ref) -> str:

@@ -39,6 +39,7 @@ class Driver:
         self._driven = frozenset({key(namespace, name)})  # replaced, never changed: handlers read it from other threads
         self._wake = threading.Event()
         self._caches.add_handler(self._changed)
+        self.latest: Json | None = None  # the Instance as the last pass left it
 
     def drive(self, target: Target, timeout: float) -> tuple[Json, str]:
         """Reconcile until the target run ended: (the Instance, COMPLETE or FATAL_ERROR); Timeout after `timeout`."""
@@ -70,7 +71,7 @@ class Driver:
                 except TransientError as err:
                     log.warning("pass failed, retrying: %s", err)
                     delay, retry = retry, min(retry * 2, RETRY_MAX)
-                instance = self._caches.get(*INSTANCE, self.name, self.namespace)
+                instance = self.latest = self._caches.get(*INSTANCE, self.name, self.namespace)
                 if done(instance):
                     return instance
                 remaining = deadline - clock.monotonic()

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine import params
-from engine.cli import output, progress
+from engine.cli import flags, output, progress
 from engine.cli.cluster import INSTANCE, OPERATOR_VERSION, connect_from, require_crds, try_package_of
 from engine.cli.records import DIGEST_ANNOTATION, SOURCE_ANNOTATION
 from engine.cli.secret_params import run as run_secret_params
@@ -31,6 +31,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("what", choices=("instances", "instance", "secret-params"), metavar="instances|secret-params")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="list Instances of every namespace")
     parser.add_argument("--instance", metavar="NAME", help="the Instance (get secret-params)")
+    flags.accepts_output(parser, "table", "wide", "yaml", "json")
     parser.set_defaults(func=run)
 
 

@@ -7,12 +7,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from engine.cli import output
+from engine.cli import flags, output
 from engine.cli.cluster import CRD, connect_from, install_crds
 from engine.cli.flags import add_timeout_flag, positive_int
 from engine.cli.manifests import DEFAULT_IMAGE, DEFAULT_NAMESPACE, manifests
 
 __all__ = ["register", "run"]
+
+
+SIMULATED_OS_IMAGE = "kplan devcluster"  # what the dev cluster's simulated kubelet reports as a node's OS image
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
@@ -26,6 +29,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--replicas", type=positive_int, default=1,
                         help="managers per shard; all but the Lease holder stand by (default 1)")
     add_timeout_flag(parser, "how long to wait for the CRDs to be established")
+    flags.accepts_output(parser, "yaml", "json")
     parser.set_defaults(func=run)
 
 
@@ -44,7 +48,21 @@ def run(args: argparse.Namespace) -> int:
         if (obj["apiVersion"], obj["kind"]) != CRD:
             kube.apply(obj, field_manager="kplan-init")
             print(f"{resource_name(obj)} applied")
+    if simulated(kube.list("v1", "Node", None)):
+        print(SIMULATED_NODES)
     return 0
+
+
+SIMULATED_NODES = (
+    "note: this cluster's nodes are simulated (a kplan dev cluster): the manager's pod will show Running but no "
+    "container runs, so nothing reconciles Instances. Run a manager yourself: `kplan manager` in another shell, "
+    "or start the dev cluster with `kplan devcluster --manager`.")
+
+
+def simulated(nodes: list[dict[str, Any]]) -> bool:
+    """True when every node is one kplan's simulated kubelet plays (there is at least one)."""
+    images = [((n.get("status") or {}).get("nodeInfo") or {}).get("osImage") for n in nodes]
+    return bool(images) and all(image == SIMULATED_OS_IMAGE for image in images)
 
 
 def resource_name(obj: dict[str, Any]) -> str:

@@ -69,7 +69,7 @@ def summary(prepared: Prepared) -> list[str]:
 
 def parameter_text(pkg: Package, values: dict[str, Any]) -> str:
     shown = params.redact(pkg, values)
-    return ", ".join(f"{k}={shown[k]}" for k in sorted(shown))
+    return ", ".join(f"{k}={params.value_text(shown[k])}" for k in sorted(shown))
 
 
 def print_tree(instance: dict[str, Any], pkg: Package | None, plan: str | None, out: TextIO) -> None:

@@ -14,7 +14,7 @@ from engine.cli import flags, output, progress
 from engine.cli.cluster import INSTANCE, connect_from, instance_of, package_of, try_package_of
 from engine.cli.following import Target, ended_with, follow, outcome, target_after
 from engine.cli.install import print_tree
-from engine.cli.instances import driven_by_cli, driven_here, patch_spec
+from engine.cli.instances import driven_by_cli, driven_here, patch_spec, runs
 from engine.errors import PermanentError
 from engine.kube import Kube
 from engine.model import Package
@@ -29,6 +29,7 @@ def add_status(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     flags.add_instance_flag(parser)
     parser.add_argument("--plan", help="show only this plan (default: every plan of the package)")
     flags.add_wait_flags(parser, "the active plan ends (the tree is printed again on each change)")
+    flags.accepts_output(parser, "table", "yaml", "json")
     parser.set_defaults(func=run_status)
 
 
@@ -36,6 +37,7 @@ def add_history(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("history", help="every plan's last run, and the versions and parameters over time",
                             parents=parents)
     flags.add_instance_flag(parser)
+    flags.accepts_output(parser, "table", "yaml", "json")
     parser.set_defaults(func=run_history)
 
 
@@ -143,7 +145,7 @@ def redacted(pkg: Package | None, values: Mapping[str, Any]) -> Json:
 
 
 def parameters_cell(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(values.items())) or "-"
+    return ", ".join(f"{k}={params.value_text(v)}" for k, v in sorted(values.items())) or "-"
 
 
 # --- trigger -----------------------------------------------------------------------------------
@@ -160,7 +162,8 @@ def run_trigger(args: argparse.Namespace) -> int:
     driven_here(instance, args.wait)
     request = {"planName": args.plan, "uid": str(uuid.uuid4())}
     patched = patch_spec(kube, instance, {"planExecution": request})
-    print(f"instance.kplan.dev/{args.instance}: plan {args.plan} triggered (uid {request['uid']})")
+    pending = "" if not driven_by_cli(instance) else f"; {runs(instance, args.plan)}"
+    print(f"instance.kplan.dev/{args.instance}: plan {args.plan} triggered (uid {request['uid']}){pending}")
     if not args.wait:
         return 0
     found, state = follow(kube, patched, target_after(instance, args.plan, patched), args.timeout, sys.stdout)

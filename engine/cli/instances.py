@@ -7,6 +7,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine import render
 from engine.cli import changes, flags, progress
 from engine.cli.cluster import INSTANCE, connect_from, instance_of, package_of, version_name_of
 from engine.cli.driving import Driver
@@ -53,6 +54,10 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
                                       parents=parents)
     flags.add_instance_flag(uninstall)
     flags.add_wait_flags(uninstall, "the Instance is gone")
+    uninstall.add_argument("--force", action="store_true",
+                           help="delete a child Instance although the parent that created it will create it again")
+    uninstall.add_argument("--delete-volumes", action="store_true",
+                           help="also delete the volumes (PVCs) its StatefulSets made, which are otherwise kept")
     uninstall.set_defaults(func=run_uninstall)
 
 
@@ -78,7 +83,7 @@ def run_update(args: argparse.Namespace) -> int:
     patched = patch_spec(kube, instance, {"parameters": changes.parameters_patch(current, wanted)})
     if generation(patched) == generation(instance):  # the server kept the spec as it was: no plan will run
         return unchanged(args.instance)
-    print(f"instance.kplan.dev/{args.instance} updated ({parameter_text(pkg, given)}); plan {plan} runs")
+    print(f"instance.kplan.dev/{args.instance} updated ({parameter_text(pkg, given)}); {runs(instance, plan)}")
     return waited(kube, args, instance, patched, plan, pkg)
 
 
@@ -108,7 +113,7 @@ def run_upgrade(args: argparse.Namespace) -> int:
     for note in prepared.notes:
         print(note)
     print(f"instance.kplan.dev/{args.instance} upgraded from {current_pkg.version_name} to {pkg.version_name}; "
-          f"plan {plan} runs")
+          f"{runs(instance, plan)}")
     for name in dropped:
         print(f"parameter {name} is not declared by {pkg.version_name} and was removed")
     return waited(kube, args, instance, patched, plan, pkg)
@@ -136,7 +141,7 @@ def run_rollback(args: argparse.Namespace) -> int:
         spec["operatorVersion"] = {"name": target_version}
     patched = patch_spec(kube, instance, spec)
     print(f"instance.kplan.dev/{args.instance} rolled back to {target_version} with the parameters of "
-          f"{entry.get('at')}; plan {plan} runs")
+          f"{entry.get('at')}; {runs(instance, plan)}")
     return waited(kube, args, instance, patched, plan, target_pkg)
 
 
@@ -152,18 +157,52 @@ def rollback_plan(pkg: Package, version_changed: bool, current: Mapping[str, Any
 def run_uninstall(args: argparse.Namespace) -> int:
     """Delete the Instance; one that `kplan run` drives is driven here through its cleanup, as no manager will."""
     kube = connect_from(args)
+    gone = kube.get(*INSTANCE, args.instance, kube.namespace) is None
+    if gone and args.delete_volumes and volumes_of(kube, args.instance):
+        volumes(kube, args.instance, delete=True)  # uninstalled before: what it left behind
+        return 0
     instance = instance_of(kube, args.instance)
+    parent = parent_of(instance)
+    if parent and not args.force:
+        raise PermanentError(f"instance {args.instance!r} belongs to instance {parent!r}, whose Operator task would "
+                             f"create it again; uninstall {parent!r} instead, or give --force to delete it anyway")
     kube.delete(*INSTANCE, args.instance, kube.namespace)
     print(f'instance.kplan.dev "{args.instance}" deleted')
     if driven_by_cli(instance):
         driver = Driver(kube, kube.namespace, args.instance, lambda event: print(progress.event_line(event)))
         driver.drive_until(lambda obj: obj is None, args.timeout, f"instance {args.instance!r} was not gone")
-    elif args.wait:
+        print(f'instance.kplan.dev "{args.instance}" is gone')
+    elif args.wait or args.delete_volumes:  # volumes go once no StatefulSet would make them again
         follow_deletion(kube, instance, args.timeout, sys.stdout)
-    else:
-        return 0
-    print(f'instance.kplan.dev "{args.instance}" is gone')
+        print(f'instance.kplan.dev "{args.instance}" is gone')
+    volumes(kube, args.instance, delete=args.delete_volumes)
     return 0
+
+
+def parent_of(instance: Mapping[str, Any]) -> str | None:
+    """The name of the Instance that owns this one (an Operator task created it), if any."""
+    owners = (instance.get("metadata") or {}).get("ownerReferences") or []
+    return next((str(o.get("name")) for o in owners
+                 if o.get("kind") == "Instance" and str(o.get("apiVersion") or "").startswith("kplan.dev/")), None)
+
+
+def volumes(kube: Kube, name: str, *, delete: bool) -> None:
+    """Say which volumes of the Instance's StatefulSets are kept (Kubernetes keeps them), or delete them."""
+    claims = volumes_of(kube, name)
+    for claim in claims if delete else ():
+        kube.delete("v1", "PersistentVolumeClaim", claim, kube.namespace)
+        print(f'persistentvolumeclaim "{claim}" deleted')
+    if claims and not delete:
+        print(f"kept {len(claims)} volume{'s' if len(claims) > 1 else ''} with their data (PVCs its StatefulSets "
+              f"made): {', '.join(claims)}; delete them with `kplan uninstall --instance {name} -n {kube.namespace} "
+              "--delete-volumes`")
+
+
+def volumes_of(kube: Kube, name: str) -> list[str]:
+    """The PVCs made from the claim templates of the Instance's StatefulSets (labelled, owned by nobody)."""
+    found = kube.list("v1", "PersistentVolumeClaim", kube.namespace, label_selector=f"{render.LABEL_INSTANCE}={name}")
+    return sorted(str(c["metadata"]["name"]) for c in found
+                  if not c["metadata"].get("ownerReferences") and not c["metadata"].get("deletionTimestamp"))
 
 
 # --- shared ------------------------------------------------------------------------------------
@@ -184,6 +223,15 @@ def spec_parameters(instance: Mapping[str, Any]) -> Json:
 
 def driven_by_cli(instance: Mapping[str, Any]) -> bool:
     return ((instance.get("metadata") or {}).get("annotations") or {}).get(DRIVER_ANNOTATION) == CLI
+
+
+def runs(instance: Mapping[str, Any], plan: str) -> str:
+    """`plan X runs`, or, for an Instance only `kplan run` drives, that it runs once `kplan run` drives it."""
+    if not driven_by_cli(instance):
+        return f"plan {plan} runs"
+    name = (instance.get("metadata") or {}).get("name")
+    return (f"plan {plan} runs when `kplan run PKG --instance {name}` drives it (no manager runs an Instance "
+            "that `kplan run` installed)")
 
 
 def driven_here(instance: Mapping[str, Any], wait: bool) -> None:

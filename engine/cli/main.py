@@ -86,6 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    refused = refused_output(args)
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
     try:
         from engine.cli import kudo
         kudo.set_repository(getattr(args, "kudo_repo", None) or os.environ.get("KPLAN_KUDO_REPO"))
@@ -100,6 +104,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("KPLAN_DEBUG"):
             raise
         return fail(f"unexpected {type(e).__name__}: {e} (set KPLAN_DEBUG=1 to see where)")
+
+
+def refused_output(args: argparse.Namespace) -> str | None:
+    """Why `-o FORMAT` does not fit the command (a usage error), or None; commands declare their formats with
+    `flags.accepts_output`."""
+    formats: tuple[str, ...] = getattr(args, "output_formats", ())
+    given = getattr(args, "output", None)
+    if given is None or given in formats:
+        return None
+    command = " ".join(w for w in (args.command, getattr(args, "plan_command", None),
+                                   getattr(args, "package_command", None), getattr(args, "repo_command", None)) if w)
+    prints = f"it prints {', '.join(formats)}" if formats else "it has no other output format"
+    return f"{command} does not take -o {given} ({prints})"
 
 
 def fail(message: str) -> int:

@@ -107,13 +107,18 @@ def settings_from(args: argparse.Namespace) -> ManagerSettings:
     )
 
 
-def configure_logging(*, verbose: bool) -> None:
+def configure_logging(*, verbose: bool, lifecycle: bool = True) -> None:
+    """Key/value lines on stderr: warnings (everything with `verbose`), and the manager's start, lead and stop
+    with `lifecycle`."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(KeyValueFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO if verbose else logging.WARNING)
-    logging.getLogger("engine.controller.manager").setLevel(logging.INFO)
+    if lifecycle:
+        logging.getLogger("engine.controller.manager").setLevel(logging.INFO)
+    # urllib3 warns of each connection retry and of a full pool; kplan reports what failed in its own words.
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
 def address(text: str) -> tuple[str, int]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import params
-from engine.cli import kudo, output
+from engine.cli import flags, kudo, output
 from engine.cli.sources import load_package
 from engine.errors import PackageInvalid
 from engine.model import Package
@@ -40,6 +40,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     show = sub.add_parser("list", help="list a package's params, plans or tasks", parents=parents)
     show.add_argument("what", choices=LISTS)
     show.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
+    flags.accepts_output(show, "table", "yaml", "json")
     show.set_defaults(func=run_list)
 
     push = sub.add_parser("push", help="push a package to an OCI registry as an artifact", parents=parents)
@@ -114,7 +115,7 @@ def _params(pkg: Package) -> Listing:
         documents.append(dump.parameter_document(p) | ({"default": default} if p.has_default else {}))
         rows.append([
             p.name, p.type.value, _cell(default) if p.has_default else "", "yes" if p.required else "no",
-            "yes" if p.immutable else "no", p.trigger or pkg.default_trigger(), p.description,
+            "yes" if p.immutable else "no", "-" if p.immutable else p.trigger or pkg.default_trigger(), p.description,
         ])
     headers = ("name", "type", "default", "required", "immutable", "trigger", "description")
     return documents, headers, rows

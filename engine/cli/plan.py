@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine import graph
-from engine.cli import instance_plans
+from engine.cli import flags, instance_plans
 from engine.cli.sources import load_package
 
 GRAPH_FORMATS = ("text", "dot", "mermaid")
@@ -25,14 +25,12 @@ def add_graph(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("graph", help="print a plan's step graph (-o text, dot or mermaid)", parents=parents)
     parser.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
     parser.add_argument("--plan", default="deploy", help="plan to draw (default: deploy)")
+    flags.accepts_output(parser, *GRAPH_FORMATS)
     parser.set_defaults(func=run_graph)
 
 
 def run_graph(args: argparse.Namespace) -> int:
     fmt = args.output or "text"
-    if fmt not in GRAPH_FORMATS:
-        print(f"error: plan graph prints {', '.join(GRAPH_FORMATS)}, not {fmt}", file=sys.stderr)
-        return 2
     pkg = load_package(args.package).pkg
     plan = pkg.plan(args.plan)
     title = f"{pkg.name} {pkg.operator_version} plan {plan.name}"

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.cli import output
+from engine.cli import flags, output
 from engine.cli.preflight import DNS_LABEL
 from engine.errors import PermanentError
 from engine.repo import config, fetching, index, selection
@@ -39,6 +39,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     add.set_defaults(func=run_add)
 
     listing = sub.add_parser("list", help="list the configured repositories", parents=parents)
+    flags.accepts_output(listing, "table", "yaml", "json")
     listing.set_defaults(func=run_list)
 
     remove = sub.add_parser("remove", help="remove a repository", parents=parents)
@@ -55,6 +56,7 @@ def register_search(subparsers: Any, parents: Sequence[argparse.ArgumentParser])
                                    parents=parents)
     search.add_argument("word", metavar="WORD", nargs="?", default="", help="text to look for (default: list all)")
     search.add_argument("--versions", action="store_true", help="list every version, not only the newest")
+    flags.accepts_output(search, "table", "yaml", "json")
     search.set_defaults(func=run_search)
 
 

@@ -16,13 +16,14 @@ from typing import Any
 from engine.cli import changes, flags, progress
 from engine.cli.cluster import INSTANCE, connect_from, crds_installed, install_crds, package_of
 from engine.cli.driving import Driver
-from engine.cli.following import Target, ended_with, target_after
+from engine.cli.following import Target, ended_with, standing, target_after
 from engine.cli.install import parameter_text, print_tree, record_instance
 from engine.cli.instances import patch_spec, spec_parameters
 from engine.cli.preflight import Prepared, prepare
 from engine.cli.records import check_versions, packages_to_record, record_packages
 from engine.cli.sources import load_package
-from engine.errors import PermanentError
+from engine.cli.stdout import survive_closed_stdout
+from engine.errors import PermanentError, Timeout
 from engine.kube import Kube
 from engine.planner.triggers import upgrade_plan
 from engine.runner import CLI, DRIVER_ANNOTATION, RunEvent
@@ -44,6 +45,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
+    survive_closed_stdout()  # `kplan run ... | head`: the plan is driven to its end all the same
     kube = connect_from(args)
     fetched = load_package(args.package, plain_http=args.plain_http)
     name = args.instance or fetched.pkg.name
@@ -58,7 +60,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         target = change(kube, existing, prepared, args.plan)
     driver = Driver(kube, kube.namespace, name, lambda event: show(event, name))
-    found, state = driver.drive(target, args.timeout)
+    try:
+        found, state = driver.drive(target, args.timeout)
+    except Timeout as timeout:
+        if driver.latest is None:
+            raise
+        print_tree(driver.latest, prepared.pkg, target.plan, sys.stdout)
+        raise Timeout(f"{timeout}{standing(driver.latest, target.plan)}") from None
     plan = target.plan or str(((found.get("status") or {}).get("activePlan") or {}).get("name") or "")
     print_tree(found, prepared.pkg, plan or None, sys.stdout)
     return ended_with(found, state, plan or None)

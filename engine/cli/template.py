@@ -16,30 +16,24 @@ from dataclasses import replace
 from typing import Any
 
 from engine import graph, params, render
-from engine.cli import output
+from engine.cli import flags, output
 from engine.cli.preflight import given_values, secrets_hidden
 from engine.cli.sources import load_package
 from engine.errors import PermanentError
 from engine.model import Package, Plan, TaskKind
+from engine.planner.children import child_instance
 
 
 def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("template", help="render the manifests a plan would apply", parents=parents)
     parser.add_argument("package", metavar="PKG", help="package folder, .tgz or URL")
-    add_parameter_flags(parser)
+    flags.add_parameter_flags(parser)
     parser.add_argument("--instance", help="Instance name (default: the package name)")
     parser.add_argument("--plan", default="deploy", help="plan to render (default: deploy)")
     parser.add_argument("--step", help="render only this step of the plan")
     parser.add_argument("--show-secrets", action="store_true", help="render secret parameters with their values")
+    flags.accepts_output(parser, "yaml", "json")
     parser.set_defaults(func=run)
-
-
-def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
-    """`-p NAME=VALUE` (repeatable) and `-P FILE`, as `install` and `run` take them too."""
-    parser.add_argument(
-        "-p", "--parameter", action="append", default=[], metavar="NAME=VALUE", help="a parameter value (repeatable)"
-    )
-    parser.add_argument("-P", "--parameter-file", metavar="FILE", help="a YAML mapping of parameter values")
 
 
 def parameter_values(pkg: Package, args: argparse.Namespace) -> dict[str, Any]:
@@ -72,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         if args.step not in order:
             raise PermanentError(f"plan {plan.name!r} has no step named {args.step!r}")
         order = [args.step]
-    rendered = render.render_plan(pkg, plan.name, ctx)
+    rendered = plan_objects(pkg, plan, ctx)
     skipped = not_applied(pkg, plan, ctx, values)
     documents = [obj for step in order for obj in rendered.get(step, []) if (step, _key(obj)) not in skipped]
     if args.output == "json":
@@ -80,6 +74,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(output.dump_yaml_stream(documents))
     return 0
+
+
+def plan_objects(pkg: Package, plan: Plan, ctx: render.RenderContext) -> dict[str, list[dict[str, Any]]]:
+    """Step name -> what its tasks apply, in task order: rendered templates, and the child Instance of an
+    Operator task."""
+    by_task = render.render_plan_tasks(pkg, plan.name, ctx)
+    objects: dict[str, list[dict[str, Any]]] = {}
+    for phase in plan.phases:
+        for step in phase.steps:
+            at = replace(ctx, phase=phase.name, step=step.name)
+            for task, rendered in zip((pkg.task(n) for n in step.tasks), by_task.get(step.name, []), strict=True):
+                operator = task.kind is TaskKind.OPERATOR
+                child = [child_instance(pkg, task, replace(at, task=task.name))] if operator else []
+                objects.setdefault(step.name, []).extend([*rendered, *child])
+    return objects
 
 
 def not_applied(pkg: Package, plan: Plan, ctx: render.RenderContext, values: Mapping[str, Any]) -> set[tuple[str, Key]]:

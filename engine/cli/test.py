@@ -10,6 +10,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+from engine.cli import flags
 from engine.errors import PermanentError
 from engine.testing import junit_xml, run_package_tests
 
@@ -32,14 +33,12 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--backend", choices=("dev", "real"), default="dev",
                         help="the local cluster to start when no --kubeconfig/--context is given: dev (default) or "
                              "real (the real control plane; `make control-plane` builds it)")
+    flags.accepts_output(parser, *FORMATS)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     fmt = args.output or "text"
-    if fmt not in FORMATS:
-        print(f"error: test prints {' or '.join(FORMATS)}, not {fmt}", file=sys.stderr)
-        return 2
     xml_to_stdout = fmt == "junit" and not args.junit_file
     result = run_package_tests(args.package, run_kplan, sys.stderr if xml_to_stdout else sys.stdout,
                                cases=args.case, kubeconfig=args.kubeconfig, context=args.context,

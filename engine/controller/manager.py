@@ -15,7 +15,7 @@ from engine.controller.probes import ProbeServer
 from engine.controller.queue import WorkQueue
 from engine.controller.sharding import Shard
 from engine.controller.workers import Workers
-from engine.errors import KplanError
+from engine.errors import KplanError, PermanentError
 from engine.kube import Caches, Clock, Kube, LeaderElector
 from engine.planner import Settings
 from engine.runner import INSTANCE, OPERATOR_VERSION, PlanFinished, RunEvent, Runner
@@ -200,8 +200,9 @@ class Manager:
                 self.caches.ensure(*OPERATOR_VERSION)
                 self.caches.ensure(*INSTANCE, label_selector=self.settings.shard.selector)
             except KplanError as err:
-                log.warning("cannot list kplan objects yet", extra={"error": str(err), "retry_in": delay,
-                                                                    "hint": "kplan init installs the CRDs"})
+                # The CRDs hint only where they are what is missing, not when the server does not answer.
+                hint = {"hint": "kplan init installs the CRDs"} if isinstance(err, PermanentError) else {}
+                log.warning("cannot list kplan objects yet", extra={"error": str(err), "retry_in": delay, **hint})
                 self._clock.wait(self._stopping, delay)
                 delay = min(delay * 2, SYNC_BACKOFF_MAX)
                 continue

@@ -13,7 +13,9 @@ from engine.devcluster.real import RealCluster
 __all__ = ["BACKENDS", "DEFAULT_NODES", "Cluster", "new"]
 
 BACKENDS = ("dev", "real")
-DEFAULT_NODES = ("node1",)  # `kplan devcluster` without --nodes, and `kplan test` when a suite names no nodes
+# `kplan devcluster` without --nodes, and `kplan test` when a suite names no nodes: the nodes the shipped
+# packages and their tests expect (hello-world and ml-workflow use two, redis and etcd three).
+DEFAULT_NODES = ("node-1", "node-2", "node-3")
 
 
 class Cluster(Protocol):

@@ -5,7 +5,7 @@ from engine.kube.client import APPLY_PATCH, MERGE_PATCH, Kube
 from engine.kube.clock import Clock, SystemClock
 from engine.kube.connect import connect
 from engine.kube.discovery import Resource
-from engine.kube.errors import AlreadyExists, Conflict, Expired, NotFound
+from engine.kube.errors import AlreadyExists, Conflict, Expired, NotFound, NotKubernetes
 from engine.kube.lease import LeaderElector
 from engine.kube.watching import Watch
 
@@ -21,6 +21,7 @@ __all__ = [
     "Kube",
     "LeaderElector",
     "NotFound",
+    "NotKubernetes",
     "Resource",
     "SystemClock",
     "Watch",

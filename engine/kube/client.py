@@ -8,13 +8,13 @@ from typing import Any
 
 from engine.kube.clock import Clock, SystemClock
 from engine.kube.discovery import Discovery, Resource
-from engine.kube.errors import NotFound
+from engine.kube.errors import NotFound, NotKubernetes
 from engine.kube.events import record_event
 from engine.kube.managers import hand_over
 from engine.kube.metrics import CountingApiClient
 from engine.kube.objects import describe, identity_of, with_type
 from engine.kube.status import update_status
-from engine.kube.transport import Transport
+from engine.kube.transport import DISCOVERY_TIMEOUT, Transport
 from engine.kube.waiting import wait_for
 from engine.kube.watching import Watch
 
@@ -37,6 +37,7 @@ class Kube:
         self.api_client = api_client
         self.transport = Transport(api_client)
         self._discovery = Discovery(self._fetch_discovery)
+        self._kubernetes_checked = False
 
     @property
     def requests(self) -> Counter[str]:
@@ -60,10 +61,25 @@ class Kube:
 
     def _fetch_discovery(self, path: str) -> dict[str, Any] | None:
         try:
-            body = self.transport.request("GET", path, action="discover", what=path)
+            body = self.transport.request("GET", path, action="discover", what=path, timeout=DISCOVERY_TIMEOUT)
         except NotFound:
+            self._check_kubernetes()
             return None
         return dict(body or {})
+
+    def _check_kubernetes(self) -> None:
+        """PermanentError when the server does not serve core discovery (`/api`): it is no Kubernetes API server,
+        and a group it does not serve says nothing about CRDs (checked once)."""
+        if self._kubernetes_checked:
+            return
+        try:
+            core = self.transport.request("GET", "/api", action="discover", what="/api", timeout=DISCOVERY_TIMEOUT)
+        except NotFound:
+            core = None
+        if not isinstance(core, dict) or core.get("kind") != "APIVersions":
+            raise NotKubernetes(f"the server at {self.transport.server} is not a Kubernetes API server (GET /api "
+                                 "does not answer with its API versions); check --kubeconfig and --context")
+        self._kubernetes_checked = True
 
     # --- objects ---------------------------------------------------------------------------
 

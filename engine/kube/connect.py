@@ -20,6 +20,7 @@ SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/
 DEFAULT_KUBECONFIG = Path("~/.kube/config")
 # Retry only connections that never reached the server; answers (429, 503 with Retry-After) come back to
 # the caller, which backs off by its own rules, and every request sent is one the counters see.
+POOL_SIZE = 32
 CONNECT_RETRIES = Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False)
 
 
@@ -34,6 +35,9 @@ def connect(
     path = kubeconfig or os.environ.get("KUBECONFIG") or existing(DEFAULT_KUBECONFIG)
     configuration = Configuration()
     configuration.retries = CONNECT_RETRIES
+    # A manager holds a watch per kind and sends from several workers: room for all, so no connection is
+    # discarded ("Connection pool is full") and reopened.
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOL_SIZE)
     try:
         if path:
             kube_config.load_kube_config(path, context, client_configuration=configuration, persist_config=False)  # type: ignore[no-untyped-call]

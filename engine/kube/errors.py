@@ -2,6 +2,7 @@
 
     PermanentError
     ├── NotFound          404: the object (or its namespace) does not exist
+    ├── NotKubernetes     the server answers, but not as a Kubernetes API server (no core discovery)
     ├── AlreadyExists     409 on create: an object of that name exists
     ├── FieldConflict     409 on server-side apply: fields owned by other managers (engine.errors)
     └── (other 4xx)       invalid, forbidden, unauthorized: the server's message, verbatim
@@ -23,13 +24,20 @@ from kubernetes.client.exceptions import ApiException
 
 from engine.errors import ApiUnavailable, FieldConflict, KplanError, PermanentError, TransientError
 
-__all__ = ["AlreadyExists", "Conflict", "Expired", "NotFound", "api_error", "conflict_message", "status_error"]
+__all__ = [
+    "AlreadyExists", "Conflict", "Expired", "NotFound", "NotKubernetes", "api_error", "conflict_message",
+    "status_error",
+]
 
 _MANAGER = re.compile(r'conflict with "((?:[^"\\]|\\.)*)"')
 
 
 class NotFound(PermanentError):
     """The object, its namespace or its kind does not exist."""
+
+
+class NotKubernetes(PermanentError):
+    """The server does not answer discovery as a Kubernetes API server does."""
 
 
 class AlreadyExists(PermanentError):
@@ -53,20 +61,30 @@ def body_of(exc: ApiException) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def api_error(exc: Exception, action: str, what: str) -> KplanError:
-    """The kplan error for a failed request to `action` (a verb) `what` (e.g. 'Deployment shop/web')."""
+def api_error(exc: Exception, action: str, what: str, server: str = "") -> KplanError:
+    """The kplan error for a failed request to `action` (a verb) `what` (e.g. 'Deployment shop/web') sent to
+    `server` (its URL, named when it could not be reached)."""
     if isinstance(exc, ApiException) and exc.status:
         status = body_of(exc)
         status.setdefault("code", exc.status)
         status.setdefault("message", exc.reason or "")
         return status_error(status, action, what)
-    return ApiUnavailable(f"cannot {action} {what}: the API server is unavailable ({unavailable_reason(exc)})")
+    at = f" at {server}" if server else ""
+    return ApiUnavailable(f"cannot {action} {what}: the API server{at} is unavailable ({unavailable_reason(exc)})")
 
 
 def unavailable_reason(exc: Exception) -> str:
+    """Why a request got no answer, in a few plain words."""
     if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
         exc = exc.reason
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):  # a ConnectTimeoutError too, in urllib3's tree
+        text = re.sub(r"^\[Errno -?\d+\] ", "", text.rpartition("Failed to establish a new connection: ")[2])
+    elif isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        text = "it did not answer in time"
+    elif isinstance(exc, urllib3.exceptions.ConnectTimeoutError):
+        text = "it could not be reached in time"
+    return text[:1].lower() + text[1:]
 
 
 def status_error(status: Mapping[str, Any], action: str, what: str) -> KplanError:

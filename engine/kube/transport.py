@@ -14,10 +14,14 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from engine.kube.errors import api_error
 
-__all__ = ["JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
+__all__ = ["CONNECT_TIMEOUT", "DISCOVERY_TIMEOUT", "JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
 
 JSON = "application/json"
-REQUEST_TIMEOUT = 60.0  # seconds; a request that takes longer counts as the server being unavailable
+# Seconds to reach the server, and to wait for its answer: a server that takes longer counts as unavailable,
+# so a command against an unresponsive one fails in one sentence instead of hanging (kubectl-like bounds).
+CONNECT_TIMEOUT = 5.0
+REQUEST_TIMEOUT = 20.0
+DISCOVERY_TIMEOUT = 10.0  # discovery is small and usually a command's first request
 _NETWORK_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
 
 
@@ -51,6 +55,7 @@ class Transport:
 
     def __init__(self, api_client: ApiClient) -> None:
         self.api_client = api_client
+        self.server = str(api_client.configuration.host or "")
 
     def request(
         self,
@@ -66,12 +71,12 @@ class Transport:
     ) -> Any:
         """The decoded JSON body of a 2xx answer; raises the kplan error for anything else."""
         try:
-            response = self._send(method, path, query, body, content_type, timeout)
+            response = self._send(method, path, query, body, content_type, (CONNECT_TIMEOUT, timeout))
             data = response.read()
             if not 200 <= response.status <= 299:
                 raise ApiException(http_resp=response)
         except _NETWORK_ERRORS as exc:
-            raise api_error(exc, action, what) from exc
+            raise api_error(exc, action, what, self.server) from exc
         return json.loads(data) if data else None
 
     def open_stream(
@@ -79,12 +84,12 @@ class Transport:
     ) -> Stream:
         """A streaming GET; raises the kplan error when the server does not answer 200."""
         try:
-            response = self._send("GET", path, query, None, JSON, (REQUEST_TIMEOUT, read_timeout))
+            response = self._send("GET", path, query, None, JSON, (CONNECT_TIMEOUT, read_timeout))
             if response.status != 200:
                 response.read()
                 raise ApiException(http_resp=response)
         except _NETWORK_ERRORS as exc:
-            raise api_error(exc, action, what) from exc
+            raise api_error(exc, action, what, self.server) from exc
         return Stream(response.response)
 
     def _send(

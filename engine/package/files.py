@@ -39,7 +39,10 @@ def read_source(source: str) -> dict[str, str]:
     if source.startswith(("http://", "https://")):
         return read_url(source)
     if source.startswith("file://"):
-        return _read_local(urllib.request.url2pathname(urllib.parse.urlparse(source).path), source)
+        path = urllib.request.url2pathname(urllib.parse.urlparse(source).path)
+        if not Path(path).exists():
+            raise PermanentError(f"no package at {source}: {path} does not exist")
+        return _read_local(path, source)
     return _read_local(source, source)
 
 
@@ -73,8 +76,9 @@ def read_archive(data: bytes, source: str) -> dict[str, str]:
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
             members = _archive_members(archive, source)
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-        raise PackageInvalid([Problem(source, None, "", f"is not a package folder or .tgz archive: {e}")]) from None
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
+        unreadable = Problem(source, None, "", "is not a package folder or a readable .tgz archive")
+        raise PackageInvalid([unreadable]) from None
     return _decode(_strip_top_folder(members), source)
 
 

@@ -1,4 +1,4 @@
-"""`package new`: a small working package (a Deployment and a Service) to start authoring from."""
+"""`package new`: a small working package (a Deployment and a Service) with a passing test, to start from."""
 
 from __future__ import annotations
 
@@ -101,10 +101,53 @@ An operator package for kplan.
 
     kplan package verify {name}            # check it
     kplan template {name} -p replicas=2    # see the manifests it applies
+    kplan test {name}                      # run its tests (tests/) on a dev cluster of their own
     kplan run {name}                       # run its deploy plan against the current cluster
 
 `operator.yaml` holds the tasks and plans, `params.yaml` the parameters, and `templates/`
 the Jinja2 manifest templates (`Params`, `Name`, `Namespace`, `OperatorName`, ...).
+"""
+
+
+SUITE = """\
+# The nodes the tests need (`kplan test` starts a dev cluster with them).
+apiVersion: kplan.dev/v1alpha1
+kind: TestSuite
+timeout: 30s
+nodes:
+  - name: node-1
+"""
+
+INSTALL_STEP = """\
+# Install with the defaults.
+apiVersion: kplan.dev/v1alpha1
+kind: TestStep
+commands:
+  - install: {instance: app}
+"""
+
+INSTALL_ASSERT = """\
+# The deploy plan completes: the Deployment's pod is ready and the Service exists.
+apiVersion: kplan.dev/v1alpha1
+kind: Instance
+metadata:
+  name: app
+status:
+  plans:
+    deploy:
+      status: COMPLETE
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+status:
+  readyReplicas: 1
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: app
 """
 
 
@@ -116,6 +159,9 @@ def skeleton_files(name: str) -> dict[str, str]:
         "params.yaml": PARAMS,
         "templates/deployment.yaml": DEPLOYMENT,
         "templates/service.yaml": SERVICE,
+        "tests/kplan-test.yaml": SUITE,
+        "tests/install/00-install.yaml": INSTALL_STEP,
+        "tests/install/00-assert.yaml": INSTALL_ASSERT,
     }
 
 

@@ -86,9 +86,9 @@ def stamp(
     namespaced = is_namespaced(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
     if namespaced and not metadata.get("namespace"):
         metadata["namespace"] = namespace
-    labels = metadata.get("labels") or {}
-    labels.update({LABEL_MANAGED_BY: "kplan", LABEL_INSTANCE: instance, LABEL_OPERATOR: operator})
-    metadata["labels"] = labels
+    ours = {LABEL_MANAGED_BY: "kplan", LABEL_INSTANCE: instance, LABEL_OPERATOR: operator}
+    metadata["labels"] = {**(metadata.get("labels") or {}), **ours}
+    _label_claim_templates(obj, ours)
     annotations = metadata.get("annotations") or {}
     annotations.update({key: value for key, value in ((ANNOTATION_PLAN, plan), (ANNOTATION_STEP, step)) if value})
     if annotations:
@@ -96,6 +96,18 @@ def stamp(
     if instance_uid and namespaced and metadata.get("namespace") == namespace:
         _add_owner(metadata, instance, instance_uid)
     return obj
+
+
+def _label_claim_templates(obj: dict[str, Any], labels: dict[str, str]) -> None:
+    """A StatefulSet's claim templates get kplan's labels too, so the volumes it makes (which outlive it, as
+    Kubernetes keeps them) can be found: `kubectl get pvc -l kplan.dev/instance=NAME`."""
+    if obj.get("kind") != "StatefulSet" or not isinstance(obj.get("spec"), dict):
+        return
+    for template in obj["spec"].get("volumeClaimTemplates") or []:
+        if isinstance(template, dict):
+            claim = template.setdefault("metadata", {})
+            if isinstance(claim, dict):
+                claim["labels"] = {**(claim.get("labels") or {}), **labels}
 
 
 def _add_owner(metadata: dict[str, Any], instance: str, uid: str) -> None:

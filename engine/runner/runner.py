@@ -204,6 +204,13 @@ class Runner:
         self._recent.remember(found)
         return found
 
+    def _namespace_terminating(self, instance: Json) -> bool:
+        try:
+            found = self._kube.get("v1", "Namespace", namespace_of(instance))
+        except KplanError:  # not allowed to read it, or the server fails: warn as usual
+            return False
+        return found is None or bool((found.get("metadata") or {}).get("deletionTimestamp"))
+
     # --- Events ----------------------------------------------------------------------------
 
     def _record(self, decision: Decision, instance: Json, observed: ObservedView) -> None:
@@ -212,15 +219,25 @@ class Runner:
             try:
                 self._kube.event(involved, event.reason, event.message, type=event.type)
             except KplanError as err:  # an Event is worth a log line, not a failed pass
-                log.warning("event not recorded", extra={"reason": event.reason, "error": str(err)})
+                self._event_failed(instance, event.reason, err)
 
     def _warn(self, instance: Json, reason: str, message: str) -> None:
+        if stranded(instance) or self._namespace_terminating(instance):
+            # Routine while a namespace is deleted: its OperatorVersions may go before its Instances, which are
+            # then released without their package; and no Event can be written there any more.
+            log.debug("instance not reconciled", extra={"instance": key_of(instance), "reason": reason})
+            return
         log.warning("instance not reconciled", extra={"instance": key_of(instance), "reason": reason,
                                                        "detail": message})
         try:
             self._kube.event(instance, reason, message, type="Warning")
         except KplanError as err:
-            log.warning("event not recorded", extra={"reason": reason, "error": str(err)})
+            self._event_failed(instance, reason, err)
+
+    def _event_failed(self, instance: Json, reason: str, err: KplanError) -> None:
+        """A log line for an Event not written; a debug one when the namespace is being deleted (routine)."""
+        routine = self._namespace_terminating(instance)
+        (log.debug if routine else log.warning)("event not recorded", extra={"reason": reason, "error": str(err)})
 
 
 def touched(actions: Iterable[Action]) -> set[Ref]:

@@ -40,10 +40,15 @@ def established(obj: Mapping[str, Any] | None) -> bool:
 
 
 def label_nodes(kube: Kube, nodes: Sequence[Node]) -> None:
-    """Give each node its labels (other labels stay); a node the cluster does not have is an error."""
+    """Give each node its labels (other labels stay); nodes the cluster does not have are an error naming the
+    command that starts a dev cluster with them (kplan creates no Node: only a kubelet can run its pods)."""
+    missing = [node.name for node in nodes if kube.get("v1", "Node", node.name) is None]
+    if missing:
+        listed = ", ".join(repr(n) for n in missing)
+        raise PermanentError(f"the tests need the nodes {listed}, which the cluster does not have; run them without "
+                             "--kubeconfig (on a dev cluster of their own), or start one that has every node they "
+                             f"need: kplan devcluster --nodes {','.join(n.name for n in nodes)}")
     for node in nodes:
-        if kube.get("v1", "Node", node.name) is None:
-            raise PermanentError(f"node {node.name!r}, which the tests need, is not in the cluster")
         if node.labels:
             kube.patch("v1", "Node", node.name, None, {"metadata": {"labels": dict(node.labels)}})
 

@@ -60,6 +60,10 @@ def parse_documents(text: str, source: str) -> list[Any]:
     """The non-empty documents of a YAML text; TestsInvalid naming `source` when it does not parse."""
     try:
         return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise TestsInvalid([f"{where}: not valid YAML: {err.problem or err.context}"]) from None
     except yaml.YAMLError as err:
         raise TestsInvalid([f"{source}: not valid YAML: {' '.join(str(err).split())}"]) from None
 

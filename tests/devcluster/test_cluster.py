@@ -6,6 +6,11 @@ backend has its own tests in test_real_backend.py).
 
 from __future__ import annotations
 
+import signal
+import socket
+import struct
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -101,7 +106,27 @@ def test_the_cli_serves_until_terminated(tmp_path: Path) -> None:
         assert http_call(port, "GET", "/api/v1/nodes").body["items"] == []
 
 
-def test_the_cli_simulates_one_node_unless_told_otherwise(tmp_path: Path) -> None:
+def test_the_cli_simulates_three_labelled_nodes_unless_told_otherwise(tmp_path: Path) -> None:
     with served_by_the_cli(tmp_path) as port:
         nodes = http_call(port, "GET", "/api/v1/nodes").body["items"]
-        assert [n["metadata"]["name"] for n in nodes] == ["node1"]
+        assert [(n["metadata"]["name"], n["metadata"]["labels"]["node.kplan.dev/name"]) for n in nodes] == [
+            ("node-1", "node-1"), ("node-2", "node-2"), ("node-3", "node-3")]
+
+
+def test_a_client_that_resets_its_connection_leaves_no_traceback_in_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "devcluster.log"
+    with log.open("w") as err, subprocess.Popen(
+        [sys.executable, "-m", "engine.cli.main", "devcluster", "--no-simulate", "--kubeconfig", str(tmp_path / "kc")],
+        stdout=subprocess.PIPE, stderr=err, text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().split()[-1].rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+                           b"Content-Length: 1000\r\n\r\n{")
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        assert http_call(port, "GET", "/version").status == 200  # still serving
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        proc.stdout.close()
+    assert log.read_text() == "dev cluster stopped\n"

@@ -37,13 +37,13 @@ cluster = cluster_fixture()
 sim = sim_fixture()
 
 
-def test_configured_nodes_are_registered_ready_with_well_known_labels(sim: Sim) -> None:
+def test_configured_nodes_are_registered_ready_with_well_known_labels_and_their_kplan_name(sim: Sim) -> None:
     for name in NODES:
         node = sim.read(sim.core.read_node, name)
         labels = node["metadata"]["labels"]
         assert labels["kubernetes.io/hostname"] == name
         assert labels["kubernetes.io/os"] == "linux"
-        assert not any(k.startswith("node.kplan.dev/") for k in labels)
+        assert labels["node.kplan.dev/name"] == name  # what hello-world and ml-workflow select on
         ready = conditions(node)["Ready"]
         assert (ready["status"], ready["reason"]) == ("True", "KubeletReady")
         assert conditions(node)["MemoryPressure"]["status"] == "False"

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from conftest import Changes, Kplan
 
 WAIT = ("--wait", "--timeout", "60s")
+REDIS = str(Path(__file__).parent.parent.parent / "operators" / "redis")
 
 
 @pytest.fixture
@@ -135,6 +136,22 @@ def test_plan_trigger_runs_a_plan_of_the_package_and_refuses_others(
     assert ["1", "cli-app-0.1.0"] in [line.split()[:2] for line in history]
 
 
+def test_triggering_hello_worlds_rerun_runs_its_jobs_again(cli: Cli, sim_kube: Kube, manager: Manager) -> None:
+    hello_world = str(Path(__file__).parent.parent.parent / "operators" / "hello-world")
+    # One node, so both node steps go to it: every simulated node is labelled node.kplan.dev/name=<its name>.
+    node = min(n["metadata"]["name"] for n in sim_kube.list("v1", "Node"))
+    cli.ok("install", hello_world, "--instance", "hello", "-p", f"firstNode={node}", "-p", f"secondNode={node}",
+           *WAIT)
+    before = {j["metadata"]["name"]: j["metadata"]["uid"] for j in sim_kube.list("batch/v1", "Job", cli.namespace)}
+
+    result = cli.ok("plan", "trigger", "rerun", "--instance", "hello", *WAIT)
+
+    assert "plan rerun: COMPLETE" in result.out
+    after = {j["metadata"]["name"]: j["metadata"]["uid"] for j in sim_kube.list("batch/v1", "Job", cli.namespace)}
+    assert sorted(after) == sorted(before) and len(before) == 2  # the same Jobs (print, execute) ...
+    assert not set(after.values()) & set(before.values())  # ... made again: they ran again
+
+
 def test_plan_status_wait_follows_the_plan_to_its_end(cli: Cli, manager: Manager) -> None:
     installed(cli)
     cli.ok("plan", "trigger", "backup", "--instance", "shop")
@@ -178,6 +195,37 @@ def test_upgrade_prunes_what_the_new_version_dropped_and_rollback_restores_the_p
     assert configmap(sim_kube, cli, "shop-legacy") is not None
     assert configmap(sim_kube, cli, "shop-config")["data"]["version"] == "0.1.0"  # type: ignore[index]
     kplan.wait(lambda: configmap(sim_kube, cli, "shop-migrated") is None)
+
+
+def test_uninstall_of_a_child_instance_is_refused_naming_its_parent_unless_forced(
+    cli: Cli, sim_kube: Kube, manager: Manager
+) -> None:
+    cli.ok("install", package("cli-parent"), "--instance", "family", "-p", "greeting=hi", *WAIT)
+
+    refused = cli("uninstall", "--instance", "family-child")
+
+    assert ("instance 'family-child' belongs to instance 'family', whose Operator task would create it again; "
+            "uninstall 'family' instead, or give --force to delete it anyway") in error_line(refused)
+    assert sim_kube.get(*INSTANCE, "family-child", cli.namespace)["metadata"].get("deletionTimestamp") is None  # type: ignore[index]
+    forced = cli.ok("uninstall", "--instance", "family-child", "--force")
+    assert 'instance.kplan.dev "family-child" deleted' in forced.out
+
+
+def test_uninstall_says_which_volumes_it_keeps_and_deletes_them_when_asked(
+    cli: Cli, sim_kube: Kube, manager: Manager, kplan: Kplan
+) -> None:
+    cli.ok("install", REDIS, "--instance", "cache", "-p", "replicas=1", *WAIT)
+    claims = sim_kube.list("v1", "PersistentVolumeClaim", cli.namespace, label_selector="kplan.dev/instance=cache")
+    assert [c["metadata"]["name"] for c in claims] == ["data-cache-0"]  # labelled through the claim template
+
+    kept = cli.ok("uninstall", "--instance", "cache", *WAIT)
+
+    assert (f"kept 1 volume with their data (PVCs its StatefulSets made): data-cache-0; delete them with "
+            f"`kplan uninstall --instance cache -n {cli.namespace} --delete-volumes`") in kept.out
+    assert sim_kube.get("v1", "PersistentVolumeClaim", "data-cache-0", cli.namespace) is not None
+    deleted = cli.ok("uninstall", "--instance", "cache", "--delete-volumes")
+    assert 'persistentvolumeclaim "data-cache-0" deleted' in deleted.out
+    kplan.wait(lambda: sim_kube.get("v1", "PersistentVolumeClaim", "data-cache-0", cli.namespace) is None)
 
 
 def test_rollback_without_an_earlier_version_or_parameters_is_refused(cli: Cli, manager: Manager) -> None:

@@ -8,18 +8,21 @@ a fresh Instance and a diff with drift lines after a `kubectl edit` (exit 1), ma
 
 from __future__ import annotations
 
+import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import INSTANCE, SECRET, Cli, Result, package
+from cli_harness import BIN, INSTANCE, KUBECTL, SECRET, Cli, Result, package
 
 from engine.controller import Manager
 from engine.kube import Kube
 
 PASSWORD = f"password={SECRET}"
+HELLO_WORLD = str(Path(__file__).parent.parent.parent / "operators" / "hello-world")
 TIMEOUT = ("--timeout", "60s")
 OBJECT_KINDS = [("v1", "ConfigMap"), ("v1", "Secret"), ("apps/v1", "Deployment")]
 SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "namespace")
@@ -111,6 +114,44 @@ def test_run_on_an_existing_instance_runs_the_plan_asked_for_or_the_one_a_change
         "name": "cli-app-0.2.0"}
 
 
+def test_commands_on_a_run_instance_say_that_kplan_run_must_drive_the_plan(cli: Cli, sim_kube: Kube) -> None:
+    cli.ok("run", package("cli-app"), "--instance", "solo", "-p", PASSWORD, *TIMEOUT)
+
+    updated = cli.ok("update", "--instance", "solo", "-p", "note=weekly")
+    triggered = cli.ok("plan", "trigger", "backup", "--instance", "solo")
+
+    pending = "plan backup runs when `kplan run PKG --instance solo` drives it"
+    assert pending in updated.out and pending in triggered.out
+    driven = cli.ok("run", package("cli-app"), "--instance", "solo", *TIMEOUT)
+    assert "plan backup: COMPLETE" in driven.out
+    assert sim_kube.get("v1", "ConfigMap", "solo-backup", cli.namespace)["data"] == {"note": "weekly"}  # type: ignore[index]
+
+
+def test_run_past_its_timeout_prints_the_tree_and_what_the_plan_waits_for(cli: Cli) -> None:
+    result = cli("run", HELLO_WORLD, "--instance", "stuck", "-p", "firstNode=nowhere", "--timeout", "2s")
+
+    line = error_line(result)
+    assert "the plan of instance 'stuck' did not end within 2s; plan deploy is IN_PROGRESS (step print: " in line
+    assert "cannot be scheduled" in line
+    assert "Step print [IN_PROGRESS]: Job " in result.out
+
+
+def test_run_whose_reader_goes_away_drives_the_plan_to_its_end(cli: Cli, sim_kube: Kube) -> None:
+    command = [KUBECTL, "kplan", "run", package("cli-app"), "--instance", "piped", "-p", PASSWORD, *TIMEOUT,
+               "-n", cli.namespace]
+    environment = {**os.environ, "KUBECONFIG": str(cli.kubeconfig), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment) as run:
+        assert run.stdout is not None and run.stderr is not None
+        first = run.stdout.readline()  # as `| head -1` reads
+        run.stdout.close()
+        code, err = run.wait(60), run.stderr.read()
+
+    assert first.startswith("operator.kplan.dev/cli-app")
+    assert (code, err) == (0, "")
+    status = sim_kube.get(*INSTANCE, "piped", cli.namespace)["status"]  # type: ignore[index]
+    assert status["plans"]["deploy"]["status"] == "COMPLETE"
+
+
 def test_run_refuses_an_instance_the_manager_drives(cli: Cli, manager: Manager) -> None:
     cli.ok("install", package("cli-app"), "--instance", "managed", "-p", PASSWORD, "--wait", *TIMEOUT)
 
@@ -173,7 +214,7 @@ def test_diff_shows_drift_after_a_kubectl_edit(cli: Cli, tmp_path: Path) -> None
     assert lines[:2] == ["--- live/ConfigMap/" + cli.namespace + "/solo-config",
                          "+++ kplan/ConfigMap/" + cli.namespace + "/solo-config"]
     assert "-  zone: q" in lines and "+  zone: a" in lines
-    assert f"drift: ConfigMap {cli.namespace}/solo-config .data.zone: kplan applies 'a', live has 'q'" in lines
+    assert f"drift: ConfigMap {cli.namespace}/solo-config .data.zone: kplan applies a, live has q" in lines
     assert any(line.startswith("conflict: ") and '"kubectl-edit" on .data.zone' in line for line in lines)
 
 

@@ -24,6 +24,6 @@ def test_the_demo_runs_the_ml_workflow_to_complete(backend: str) -> None:
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Plan deploy (serial strategy) [COMPLETE]" in done.stdout
-    assert re.search(r"instance\.kplan\.dev/ml\s+ml-workflow\s+ml-workflow-0\.1\.0\s+deploy\s+COMPLETE", done.stdout)
+    assert re.search(r"instance\.kplan\.dev/ml\s+ml-workflow\s+ml-workflow-0\.2\.0\s+deploy\s+COMPLETE", done.stdout)
     jobs = re.findall(r"job\.batch/ml-(process-data|train-model|evaluate-model)-\S+\s+Complete\s+1/1", done.stdout)
     assert sorted(jobs) == ["evaluate-model", "process-data", "train-model"], done.stdout

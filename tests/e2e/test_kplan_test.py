@@ -105,4 +105,23 @@ def test_unusable_tests_and_formats_are_refused_in_one_sentence(backend: str, tm
                                      "commands[0]: must be one of install")
     assert "Traceback" not in refused.stderr
     assert wrong_format.returncode == 2
-    assert wrong_format.stderr == "error: test prints text or junit, not yaml\n"
+    assert wrong_format.stderr == "error: test does not take -o yaml (it prints text, junit)\n"
+
+
+def test_a_new_package_comes_with_an_install_test_that_passes(backend: str, tmp_path: Path) -> None:
+    assert kplan("package", "new", "my-app", "-d", str(tmp_path)).returncode == 0
+
+    done = kplan("test", str(tmp_path / "my-app"), "--backend", backend)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("1 passed, 0 failed (my-app, ")
+
+
+def test_a_cluster_without_the_nodes_the_tests_need_is_told_how_to_get_them(backend: str, tmp_path: Path) -> None:
+    with LocalCluster([Node("elsewhere")], tmp_path, backend=backend) as local:
+        done = kplan("test", str(SAMPLE), "--case", "greets", "--kubeconfig", str(local.kubeconfig))
+
+    assert done.returncode == 1
+    assert ("the case could not start: the tests need the nodes 'worker', which the cluster does not have; run them "
+            "without --kubeconfig (on a dev cluster of their own), or start one that has every node they need: "
+            "kplan devcluster --nodes worker") in done.stdout

@@ -1,18 +1,30 @@
 """`kplan manager` as a process: probes and metrics answer, SIGTERM exits 0, a manager killed in the middle of a
 plan is replaced and the plan finishes with nothing duplicated or lost, and of two managers only the lease
-holder reconciles, the other taking over when the holder is killed."""
+holder reconciles, the other taking over when the holder is killed; against a dead server it logs one plain line
+per retry (no urllib3 noise, no hint to install CRDs)."""
 
 from __future__ import annotations
 
+import queue
 import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import yaml
 
 if TYPE_CHECKING:
     from conftest import Changes, Kplan, ManagerProcess
 
     Start = Callable[..., ManagerProcess]
 
+KPLAN = str(Path(sys.executable).with_name("kplan"))
+WAIT = 30.0
 SHORT_LEASE = ("--lease-duration", "2", "--renew-deadline", "1.5", "--retry-period", "0.25")
 SAMPLE = re.compile(r"^(\w+)(\{[^}]*\})? (\S+)$")
 
@@ -105,3 +117,29 @@ def test_only_the_lease_holder_reconciles_and_a_killed_holder_is_replaced(kplan:
     # A pass is counted once it returns, after the status it wrote: the plan may be seen COMPLETE first.
     kplan.wait(lambda: metrics(standby)["kplan_reconcile_total"] > 0)
     assert kplan.kube.get("v1", "ConfigMap", "svc-config", kplan.namespace)["data"]["size"] == "4"
+
+
+def test_a_manager_against_a_dead_server_logs_one_plain_line_per_retry(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "dead",
+        "clusters": [{"name": "dead", "cluster": {"server": url}}],
+        "contexts": [{"name": "dead", "context": {"cluster": "dead", "user": "u"}}],
+        "users": [{"name": "u", "user": {}}]}))
+    command = [KPLAN, "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr", "127.0.0.1:0"]
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stderr is not None
+        stderr = process.stderr
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in stderr], daemon=True).start()
+        seen = [lines.get(timeout=WAIT) for _ in range(2)]  # two failed attempts
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(WAIT) == 0
+
+    assert not [line for line in seen if "urllib3" in line or "hint=" in line], seen
+    failed = [line for line in seen if "cannot list kplan objects yet" in line]
+    assert len(failed) == 2, seen
+    assert f'the API server at {url} is unavailable (connection refused)' in failed[0]

@@ -26,7 +26,7 @@ from engine.testing import LocalCluster
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = str(ROOT / "operators" / "ml-workflow")
 STAGES = ("process-data", "train-model", "evaluate-model")
-NODE_OF = {"process-data": "node1", "train-model": "node2", "evaluate-model": "node1"}
+NODE_OF = {"process-data": "node-1", "train-model": "node-2", "evaluate-model": "node-1"}
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_each_stage_starts_only_after_the_previous_one_completed_on_its_own_node
 
 def test_a_missing_node_label_holds_the_plan_on_that_step_until_kubectl_labels_the_node(workflow: Workflow) -> None:
     namespace = workflow.namespace()
-    workflow.kubectl("label", "node", "node2", f"{LABEL}-")
+    workflow.kubectl("label", "node", "node-2", f"{LABEL}-")
     try:
         workflow.kplan("install", PACKAGE, "--instance", "ml", "-n", namespace)
         waiting = workflow.plan(namespace, lambda r: "cannot be scheduled" in str(steps(r).get("train-model")))
@@ -100,13 +100,13 @@ def test_a_missing_node_label_holds_the_plan_on_that_step_until_kubectl_labels_t
             in held["train-model"]["message"]
         assert set(workflow.jobs(namespace)) == {"process-data", "train-model"}
     finally:
-        workflow.kubectl("label", "node", "node2", f"{LABEL}=node2", "--overwrite")
+        workflow.kubectl("label", "node", "node-2", f"{LABEL}=node-2", "--overwrite")
 
     record = workflow.plan(namespace, lambda r: r.get("status") == "COMPLETE")
     assert [s["status"] for s in steps(record).values()] == ["COMPLETE"] * 3
     (train,) = [p for p in workflow.kube.list("v1", "Pod", namespace)
                 if p["metadata"]["labels"]["workflow.kplan.dev/stage"] == "train-model"]
-    assert train["spec"]["nodeName"] == "node2"
+    assert train["spec"]["nodeName"] == "node-2"
 
 
 def test_variables_a_stage_writes_reach_the_later_stages_when_the_scripts_run(tmp_path: Path) -> None:
@@ -154,12 +154,12 @@ def test_make_demo_runs_the_workflow_to_complete(backend: str) -> None:
     assert "Plan deploy (serial strategy) [COMPLETE]" in trees[-1]
     assert "$ kubectl get instances,jobs" in out
     instance_row = next(line for line in out.splitlines() if line.startswith("instance.kplan.dev/ml   "))
-    assert instance_row.split()[1:5] == ["ml-workflow", "ml-workflow-0.1.0", "deploy", "COMPLETE"]
+    assert instance_row.split()[1:5] == ["ml-workflow", "ml-workflow-0.2.0", "deploy", "COMPLETE"]
     job_rows = [line.split() for line in out.splitlines() if line.startswith("job.batch/ml-")]
     assert sorted((row[0].split("/")[1].rsplit("-", 2)[0], row[1]) for row in job_rows) == [
         ("ml-evaluate-model", "Complete"), ("ml-process-data", "Complete"), ("ml-train-model", "Complete")]
     train_pod = next(line.split() for line in out.splitlines() if line.startswith("ml-train-model-"))
-    assert "node2" in train_pod
+    assert "node-2" in train_pod
     # the pods really ran (CI's host offers user and mount namespaces): the last stage's log shows the RMSE
     assert "Its pods run as local processes (--runtime process)" in out
     assert "$ kubectl logs ml-evaluate-model-1-" in out

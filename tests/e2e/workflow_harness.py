@@ -18,7 +18,7 @@ from engine.testing import LocalCluster, Node
 KUBECTL = str(Path(sys.executable).with_name("kubectl"))
 INSTANCE = ("kplan.dev/v1alpha1", "Instance")
 LABEL = "node.kplan.dev/name"
-NODES = (Node("node1", {LABEL: "node1"}), Node("node2", {LABEL: "node2"}))
+NODES = (Node("node-1", {LABEL: "node-1"}), Node("node-2", {LABEL: "node-2"}))
 WAIT = 30.0
 
 

@@ -79,3 +79,8 @@ def test_an_unexpected_exception_is_one_sentence_unless_debugging(monkeypatch: p
     monkeypatch.setenv("KPLAN_DEBUG", "1")
     with pytest.raises(ValueError, match="boom"):
         main([])
+
+
+def test_an_output_format_on_a_command_that_prints_none_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-o", "mermaid", "uninstall", "--instance", "x"]) == 2
+    assert capsys.readouterr().err == "error: uninstall does not take -o mermaid (it has no other output format)\n"

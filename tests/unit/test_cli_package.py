@@ -22,7 +22,8 @@ def test_new_writes_a_package_that_verifies(tmp_path: Path, capsys: pytest.Captu
     assert capsys.readouterr().out == "package shop 0.1.0 is valid\n"
     pkg = loader.load(str(tmp_path / "shop"))
     assert sorted(pkg.files) == [
-        "README.md", "operator.yaml", "params.yaml", "templates/deployment.yaml", "templates/service.yaml"
+        "README.md", "operator.yaml", "params.yaml", "templates/deployment.yaml", "templates/service.yaml",
+        "tests/install/00-assert.yaml", "tests/install/00-install.yaml", "tests/kplan-test.yaml",
     ]
 
 
@@ -106,7 +107,7 @@ def test_list_params_is_a_table_with_secret_defaults_redacted(capsys: pytest.Cap
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert rows["replicas"][:6] == ["replicas", "integer", "3", "no", "no", "update"]
     assert rows["password"][:3] == ["password", "string", "*****"]
-    assert rows["storage"][4:6] == ["yes", "deploy"]
+    assert rows["storage"][4:6] == ["yes", "-"]  # an immutable parameter triggers nothing: it cannot change
     assert rows["labels"][2] == "{}"
     assert rows["schedule"][:5] == ["schedule", "string", "no", "no", "backup"]
     assert "changeme" not in "\n".join(lines)

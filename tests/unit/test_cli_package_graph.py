@@ -45,7 +45,7 @@ def test_an_unknown_plan_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_a_format_graph_does_not_print_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "graph", VALID, "-o", "yaml"]) == 2
-    assert capsys.readouterr().err == "error: plan graph prints text, dot, mermaid, not yaml\n"
+    assert capsys.readouterr().err == "error: plan graph does not take -o yaml (it prints text, dot, mermaid)\n"
 
 
 def test_plan_without_a_subcommand_is_a_usage_error() -> None:

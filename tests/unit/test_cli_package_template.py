@@ -82,7 +82,6 @@ def test_json_output_is_a_list(capsys: pytest.CaptureFixture[str]) -> None:
         (["--plan", "nope"], "error: the package has no plan named 'nope'\n"),
         (["--step", "nope"], "error: plan 'deploy' has no step named 'nope'\n"),
         (["-p", "replicas=2"], "error: parameter 'replicas' must be one of 1, 3, 5, got 2\n"),
-        (["-p", "replicas"], "error: parameter 'replicas' must be given as NAME=VALUE\n"),
         (["-p", "colour=red"], "error: parameter 'colour' is not declared by package 'demo'\n"),
     ],
 )
@@ -92,6 +91,13 @@ def test_errors_are_one_sentence(capsys: pytest.CaptureFixture[str], argv: list[
     assert (out, err) == ("", message)
 
 
+def test_a_parameter_without_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["template", VALID, "-p", "replicas"])
+    assert exit_.value.code == 2
+    assert "argument -p/--parameter: 'replicas' is not NAME=VALUE" in capsys.readouterr().err
+
+
 def test_a_required_parameter_without_value_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["package", "new", "shop", "-d", str(tmp_path)]) == 0
     params = tmp_path / "shop" / "params.yaml"
@@ -99,3 +105,16 @@ def test_a_required_parameter_without_value_fails(capsys: pytest.CaptureFixture[
     capsys.readouterr()
     assert main(["template", str(tmp_path / "shop")]) == 1
     assert capsys.readouterr().err == "error: parameter 'image' is required and has no default\n"
+
+
+def test_an_operator_task_step_prints_the_child_instance(capsys: pytest.CaptureFixture[str]) -> None:
+    parent = str(Path(__file__).parent.parent / "e2e" / "packages" / "cli-parent")
+    [child] = rendered(capsys, parent, "--step", "child", "-p", "greeting=hi")
+    assert (child["kind"], child["metadata"]["name"]) == ("Instance", "cli-parent-child")
+    assert child["spec"] == {"operatorVersion": {"name": "cli-child-0.1.0"}, "parameters": {"greeting": "hi"}}
+    assert child["metadata"]["labels"]["kplan.dev/instance"] == "cli-parent"
+
+
+def test_an_output_format_template_does_not_print_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["template", VALID, "-o", "mermaid"]) == 2
+    assert capsys.readouterr().err == "error: template does not take -o mermaid (it prints yaml, json)\n"

@@ -123,7 +123,7 @@ def test_a_file_that_is_not_an_archive_is_refused(tmp_path: Path) -> None:
     path.write_text("name: x\n")
     with pytest.raises(PackageInvalid) as e:
         loader.load(str(path))
-    assert e.value.problems[0].message.startswith("is not a package folder or .tgz archive")
+    assert str(e.value) == f"package is invalid: {path}: is not a package folder or a readable .tgz archive (error)"
 
 
 def test_a_missing_path_is_one_sentence(tmp_path: Path) -> None:
@@ -132,6 +132,13 @@ def test_a_missing_path_is_one_sentence(tmp_path: Path) -> None:
     assert str(e.value) == (
         f"no package at {tmp_path / 'nothing'}: it is not a folder, a .tgz file or an http(s):// or file:// URL"
     )
+
+
+def test_a_file_url_of_a_missing_file_says_it_does_not_exist(tmp_path: Path) -> None:
+    url = (tmp_path / "gone.tgz").as_uri()
+    with pytest.raises(PermanentError) as e:
+        loader.load(url)
+    assert str(e.value) == f"no package at {url}: {tmp_path / 'gone.tgz'} does not exist"
 
 
 def test_file_urls_name_folders_and_archives(tmp_path: Path) -> None:

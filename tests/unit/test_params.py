@@ -107,6 +107,24 @@ def test_resolve_requires_required_parameters() -> None:
         params.resolve(DEMO, {})
 
 
+def test_resolve_names_every_missing_required_parameter_at_once() -> None:
+    token = Parameter(name="token", required=True)
+    with pytest.raises(ParameterInvalid, match=r"^parameters 'password', 'token' are required and have no default$"):
+        params.resolve(package(REPLICAS, PASSWORD, token), {})
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (True, "true"), (False, "false"), (None, "null"), (3, "3"), (3.0, "3"), (2.5, "2.5"), ("text", "text"),
+        ("3", "'3'"), ("true", "'true'"), ("", "''"), ({"greeting": "Warm greetings!"}, "{greeting: Warm greetings!}"),
+        (["a", "b"], "[a, b]"), ({}, "{}"), ({"a": {"b": [1, True]}}, "{a: {b: [1, true]}}"), ("*****", "*****"),
+    ],
+)
+def test_values_are_shown_as_yaml_not_python(value: object, text: str) -> None:
+    assert params.value_text(value) == text
+
+
 def test_resolve_refuses_undeclared_names() -> None:
     with pytest.raises(ParameterInvalid, match=r"^parameter 'colour' is not declared by package 'demo'$"):
         params.resolve(DEMO, {"colour": "red", "password": "x"})
@@ -120,7 +138,7 @@ def test_resolve_refuses_undeclared_names() -> None:
         (Parameter(name="p", type=ParamType.INTEGER), 2.5, "must be an integer, got 2.5"),
         (Parameter(name="p", type=ParamType.NUMBER), "1", "must be a number, got '1'"),
         (Parameter(name="p", type=ParamType.BOOLEAN), "true", "must be a boolean, got 'true'"),
-        (Parameter(name="p", type=ParamType.ARRAY), {"a": 1}, "must be an array, got {'a': 1}"),
+        (Parameter(name="p", type=ParamType.ARRAY), {"a": 1}, "must be an array, got {a: 1}"),
         (Parameter(name="p", type=ParamType.MAP), [1], "must be a map, got [1]"),
         (Parameter(name="p", type=ParamType.INTEGER, enum=(1, 3, 5)), 2, "must be one of 1, 3, 5, got 2"),
         (Parameter(name="p", enum=("a", "b")), "c", "must be one of 'a', 'b', got 'c'"),
@@ -190,6 +208,13 @@ def test_load_file_refuses_bad_files(tmp_path: Path, text: str, error: type[Kpla
     path = tmp_path / "values.yaml"
     path.write_text(text)
     with pytest.raises(error, match=message.replace("[", r"\[")):
+        params.load_file(DEMO, str(path))
+
+
+def test_load_file_names_the_line_of_broken_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "values.yaml"
+    path.write_text("replicas: 3\n  image: x\n")
+    with pytest.raises(PermanentError, match=r"^parameter file .*values.yaml:2 is not valid YAML: mapping values"):
         params.load_file(DEMO, str(path))
 
 

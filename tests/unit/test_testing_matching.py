@@ -13,7 +13,7 @@ LIVE: dict[str, Any] = {
     "apiVersion": "batch/v1",
     "kind": "Job",
     "metadata": {"name": "ml-train", "labels": {"kplan.dev/instance": "ml", "tier": "gpu"}},
-    "spec": {"backoffLimit": 0, "template": {"spec": {"nodeSelector": {"node.kplan.dev/name": "node2"}}}},
+    "spec": {"backoffLimit": 0, "template": {"spec": {"nodeSelector": {"node.kplan.dev/name": "node-2"}}}},
     "status": {"succeeded": 1, "ready": 0, "conditions": [{"type": "Complete", "status": "True"}]},
 }
 

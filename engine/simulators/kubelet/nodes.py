@@ -28,10 +28,14 @@ PRESSURES = (
 )
 
 
+NAME_LABEL = "node.kplan.dev/name"  # what kplan's packages pin pods to (nodeLabel of hello-world, ml-workflow)
+
+
 def node_manifest(name: str) -> JsonDict:
-    """A Node as a kubelet registers it: the well-known labels only."""
+    """A Node as a kubelet registers it: the well-known labels, and `node.kplan.dev/name` (as a kubelet started
+    with `--node-labels=node.kplan.dev/name=NAME` would)."""
     labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-              "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+              "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", NAME_LABEL: name}
     notes = {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}
     return {"metadata": {"name": name, "labels": labels, "annotations": notes}, "spec": {}}
 
