@@ -284,7 +284,7 @@ def test_deleting_a_pod_kills_its_process_group(cluster: DevCluster, kubeconfig:
     create(cluster, namespace, "pods", pod("sleeper", "sleep 300 & sleep 300 & echo forked; wait", container={
         "env": [{"name": marker, "value": "1"}]}))
     followed_until(cluster, namespace, "sleeper", "forked")
-    assert len(processes_with(marker)) == 3  # sh and its two sleeps
+    wait_for(cluster, lambda: len(processes_with(marker)) == 3, WAIT)  # sh and its two sleeps (once exec'd)
 
     kubectl(kubeconfig, "delete", "pod", "sleeper", "-n", namespace, "--timeout=30s")
 
