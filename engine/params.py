@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from engine import yamlbounds
 from engine.errors import ImmutableParameterChanged, ParameterInvalid, PermanentError
 from engine.model import Package, Parameter, ParamType
 
@@ -76,7 +77,7 @@ def _boolean(text: str) -> bool:
 
 def _structured(param: Parameter, text: str) -> Any:
     try:
-        value = yaml.safe_load(text)
+        value = yamlbounds.load(text)
     except (yaml.YAMLError, ValueError, RecursionError) as e:
         raise ValueError(text) from e
     if _type_violation(param.type, value):
@@ -98,9 +99,11 @@ def parse_assignments(pkg: Package, pairs: Sequence[str]) -> dict[str, Any]:
 def load_file(pkg: Package, path: str) -> dict[str, Any]:
     """Read a `-P params.yaml` file: a mapping of parameter names to values, typed and validated."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = yamlbounds.load(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise PermanentError(f"cannot read parameter file {path}: {e.strerror or e}") from None
+    except yamlbounds.OutOfBounds as e:
+        raise PermanentError(f"parameter file {path} {e.problem}") from None
     except (yaml.YAMLError, UnicodeDecodeError, ValueError, RecursionError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise PermanentError(f"parameter file {path} is not valid YAML: {reason}") from None

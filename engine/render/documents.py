@@ -9,6 +9,7 @@ import yaml
 
 from engine.errors import RenderError
 from engine.render.limits import Budget, LimitExceeded, measure
+from engine.yamlbounds import Bounded, OutOfBounds
 
 __all__ = ["parse_objects"]
 
@@ -16,7 +17,7 @@ _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+class _Loader(Bounded, _BaseLoader):  # type: ignore[valid-type,misc]
     """Safe YAML without implicit timestamps: like Kubernetes, a date stays a string."""
 
 
@@ -42,6 +43,9 @@ def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
                 continue
             measure(document, budget)  # aliases may expand a small text into a huge value
             objects.append(_checked(_unshared(document), file, index, node.start_mark.line + 1))
+    except OutOfBounds as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
+        raise RenderError(file, line, f"the rendered output {exc.problem} (rendered line {line})") from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
