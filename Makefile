@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test unit lint demo bench clean control-plane
+.PHONY: install test unit lint demo bench soak clean control-plane
 
 install: $(STAMP)
 
@@ -34,7 +34,11 @@ demo: install
 	$(BIN)/python -m engine.demo
 
 bench: install
-	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+	for b in $(filter-out bench/soak.py,$(wildcard bench/*.py)); do $(BIN)/python $$b || exit 1; done
+
+# The long soak (tests/soak is its short form, run with the tests): 10,000 hostile packages; prints one JSON object.
+soak: install
+	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info

@@ -67,6 +67,7 @@ class Tally:
     mutants: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     verify_passes_template_refuses: int = 0
+    refused: int = 0  # installs that ended with exit 1
     slowest_seconds: float = 0.0
     findings: list[str] = field(default_factory=list)
 
@@ -149,33 +150,33 @@ def undefined_name(folder: Path, rng: random.Random) -> None:
     ]))
 
 
+SANDBOX_ESCAPES = (
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}", "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+    "{{ self.__init__.__globals__ }}", "{{ lipsum.__globals__['os'] }}", "{{ namespace.__init__.__globals__ }}",
+    "{{ range.__class__ }}", "{% set x = ''.__class__ %}{{ x }}", "{{ Params.__class__.__base__ }}",
+)
+HUGE_LOOPS = (
+    "{% for i in range(10**9) %}x{% endfor %}",
+    "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
+    "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+    "{% set ns = namespace(v=[1]) %}{% for i in range(60) %}{% set ns.v = ns.v + ns.v %}{% endfor %}",
+)
+HUGE_OUTPUTS = (
+    "{{ 'x' * 10**9 }}", "{{ 'x' * 99999 * 99999 }}", "{{ ('x' * 999999) | center(10**10) }}",
+    "{{ 9 ** 9 ** 9 }}", "{{ [1] * 10**9 }}", "{{ '%0999999999d' % 1 }}",
+)
+
+
 def sandbox_escape(folder: Path, rng: random.Random) -> None:
-    _append_template(folder, rng, "\n# " + rng.choice([
-        "{{ ''.__class__.__mro__[1].__subclasses__() }}",
-        "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
-        "{{ self.__init__.__globals__ }}",
-        "{{ lipsum.__globals__['os'] }}",
-        "{{ namespace.__init__.__globals__ }}",
-        "{{ range.__class__ }}",
-        "{% set x = ''.__class__ %}{{ x }}",
-        "{{ Params.__class__.__base__ }}",
-    ]) + "\n")
+    _append_template(folder, rng, f"\n# {rng.choice(SANDBOX_ESCAPES)}\n")
 
 
 def huge_loop(folder: Path, rng: random.Random) -> None:
-    _append_template(folder, rng, "\n# " + rng.choice([
-        "{% for i in range(10**9) %}x{% endfor %}",
-        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
-        "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
-        "{% set ns = namespace(v=[1]) %}{% for i in range(60) %}{% set ns.v = ns.v + ns.v %}{% endfor %}",
-    ]) + "\n")
+    _append_template(folder, rng, f"\n# {rng.choice(HUGE_LOOPS)}\n")
 
 
 def huge_output(folder: Path, rng: random.Random) -> None:
-    _append_template(folder, rng, "\n# " + rng.choice([
-        "{{ 'x' * 10**9 }}", "{{ 'x' * 99999 * 99999 }}", "{{ ('x' * 999999) | center(10**10) }}",
-        "{{ 9 ** 9 ** 9 }}", "{{ [1] * 10**9 }}", "{{ '%0999999999d' % 1 }}",
-    ]) + "\n")
+    _append_template(folder, rng, f"\n# {rng.choice(HUGE_OUTPUTS)}\n")
 
 
 def non_utf8(folder: Path, rng: random.Random) -> None:
@@ -321,11 +322,16 @@ def kplan_objects(cluster: ClusterLike) -> set[tuple[str, str, str]]:
     return found
 
 
-def try_install(cluster: ClusterLike, kubeconfig: Path, folder: Path, name: str, tally: Tally) -> Outcome:
+def try_install(
+    cluster: ClusterLike, kubeconfig: Path, folder: Path, name: str, tally: Tally, hang_seconds: int = HANG_SECONDS
+) -> Outcome:
     """`kplan install` of one mutant as Instance `name`; a refusal that leaves an object behind is a `leftover`."""
     before = kplan_objects(cluster)
-    outcome = run("install", ["install", str(folder), "--kubeconfig", str(kubeconfig), "--instance", name])
-    if outcome.code == 1 and kplan_objects(cluster) != before:
-        outcome = Outcome("install", "leftover", 1, outcome.seconds, outcome.message)
-    tally.add(folder.name, outcome)
+    outcome = run("install", ["install", str(folder), "--kubeconfig", str(kubeconfig), "--instance", name],
+                  hang_seconds)
+    if outcome.code == 1:
+        tally.refused += 1
+        if kplan_objects(cluster) != before:
+            outcome = Outcome("install", "leftover", 1, outcome.seconds, outcome.message)
+    tally.add(name, outcome)
     return outcome
