@@ -11,6 +11,7 @@ import json
 import logging
 import select
 import socket
+import sys
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,6 +46,14 @@ class HttpServer(ThreadingHTTPServer):
         with self._connections_lock:
             self._connections.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (killed, its connection reset) is routine, not a traceback on stderr;
+        anything else is logged as an error."""
+        if isinstance(sys.exc_info()[1], OSError):
+            log.debug("http connection from %s was cut", client_address, exc_info=True)
+        else:
+            log.exception("http connection from %s failed", client_address)
 
     def close_connections(self) -> None:
         """Drop every open connection (idle keep-alives and streams) so their threads end."""

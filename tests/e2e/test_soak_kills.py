@@ -8,51 +8,21 @@ their fixtures."""
 
 from __future__ import annotations
 
-import io
-import json
 import random
-from collections import defaultdict
 from collections.abc import Callable
-from contextlib import redirect_stdout
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import yaml
-
-from engine.cli.main import main
+from soak_checks import problems
 
 if TYPE_CHECKING:
     from conftest import Changes, Kplan, ManagerProcess
 
     Start = Callable[..., ManagerProcess]
 
-from conftest import PACKAGES
-
 SHORT_LEASE = ("--lease-duration", "2", "--renew-deadline", "1.5", "--retry-period", "0.25")
 INSTANCES = {"c1": "chain", "c2": "chain", "p1": "parallel"}
 KILLS = 6
 SEED = 12
-
-
-def rendered(package: str, name: str, namespace: str) -> set[tuple[str, str]]:
-    """(kind, name) of every object `kplan template` renders for Instance `name` of `package`."""
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert main(["template", str(PACKAGES / package), "--instance", name, "-n", namespace, "-o", "json"]) == 0
-    return {(d["kind"], d["metadata"]["name"]) for d in json.loads(out.getvalue())}
-
-
-def serial_order_kept(status: dict[str, Any], plan: dict[str, Any]) -> bool:
-    """No step of a serial phase is COMPLETE while one before it is not."""
-    strategies = {p["name"]: p.get("strategy", "serial") for p in plan["phases"]}
-    for phase in (status.get("plans") or {}).get("deploy", {}).get("phases") or []:
-        if strategies.get(phase.get("name")) != "serial":
-            continue
-        seen_unfinished = False
-        for step in phase.get("steps") or []:
-            if step.get("status") == "COMPLETE" and seen_unfinished:
-                return False
-            seen_unfinished = seen_unfinished or step.get("status") != "COMPLETE"
-    return True
 
 
 def test_managers_killed_at_random_moments_leave_every_instance_complete_once(
@@ -78,26 +48,5 @@ def test_managers_killed_at_random_moments_leave_every_instance_complete_once(
     for name in INSTANCES:
         kplan.wait_plan(name, "deploy", timeout=120)
 
-    history = changes.all
-    for name, package in INSTANCES.items():
-        for kind, obj_name in rendered(package, name, kplan.namespace):
-            of_object = [c for c in history if c.kind == kind and c.name == obj_name]
-            assert [c.type for c in of_object].count("ADDED") == 1, (kind, obj_name)
-            assert "DELETED" not in [c.type for c in of_object], (kind, obj_name)
-            assert len({c.uid for c in of_object}) == 1, (kind, obj_name)  # a Job re-run would be a new uid
-    plan_uids: dict[str, set[str]] = defaultdict(set)
-    plans = {package: _plan(package) for package in set(INSTANCES.values())}
-    for change in history:
-        if change.kind == "Instance" and change.name in INSTANCES:
-            status = change.obj.get("status") or {}
-            deploy = (status.get("plans") or {}).get("deploy") or {}
-            if deploy.get("uid"):
-                plan_uids[change.name].add(deploy["uid"])
-            assert serial_order_kept(status, plans[INSTANCES[change.name]]), change.obj["status"]
-    assert {name: len(uids) for name, uids in plan_uids.items()} == dict.fromkeys(INSTANCES, 1)
-
-
-def _plan(package: str) -> dict[str, Any]:
-    operator = yaml.safe_load((PACKAGES / package / "operator.yaml").read_text(encoding="utf-8"))
-    plan: dict[str, Any] = operator["plans"]["deploy"]
-    return plan
+    history = [(c.type, c.kind, c.name, c.obj) for c in changes.all]
+    assert problems(INSTANCES, kplan.namespace, history) == []
