@@ -36,9 +36,10 @@ demo: install
 bench: install
 	for b in $(filter-out bench/soak.py,$(wildcard bench/*.py)); do $(BIN)/python $$b || exit 1; done
 
-# The long soak (tests/soak is its short form, run with the tests): 10,000 hostile packages; prints one JSON object.
+# The long soak (tests/soak and tests/e2e/test_soak_kills.py are its short form): 10,000 hostile packages and 200
+# SIGKILLs of the manager; prints one JSON object.
 soak: install
-	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200
+	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200 --kills 200 --kill-budget 3600
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build *.egg-info

@@ -7,6 +7,14 @@ outcomes by command (clean / traceback / unnamed / hang / bad-exit / leftover: s
 verify calls valid but template refuses, the slowest command, peak RSS (the process runs under an address-space
 limit of `--memory-mib`, so a runaway allocation shows as an error instead of swapping), and the first findings.
 Stops after `--budget` seconds even if fewer mutants were tried.
+
+Kills (`--kills N`): rounds of six Instances (three of tests/e2e/packages/chain: four serial ConfigMap + 1 s Job
+steps; three of parallel: three 1 s Jobs in a parallel phase) installed with `kplan install` into a simulating dev
+cluster while `kplan manager` processes are SIGKILLed after a seeded random number (1-12) of further commits and
+restarted, three times in ten with a rival racing for the Lease, until N kills or `--kill-budget` seconds. After
+each round converges, tests/e2e/soak_checks.py's invariants (each rendered object added once, never deleted, one
+uid; one deploy plan uid; serial order in every recorded status). Figures: kills, rounds, Instances converged,
+problems (0) and the first of them.
 """
 
 from __future__ import annotations
