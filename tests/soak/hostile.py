@@ -5,9 +5,10 @@ A mutation is a function `(folder, rng) -> None` that breaks one thing in a copy
 syntax, field types, unknown kinds, missing files, include cycles, undefined names, sandbox escapes, huge
 loops and outputs, non-UTF-8 bytes, NUL bytes, deep nesting, alias bombs, big files, documents without kind.
 Commands run in this process through `engine.cli.main.main` (as the CLI runs them) with a SIGALRM bound:
-an outcome is `clean` (exit 0, or exit 1 with an error that names a file), `traceback` (an exception left
-main, or main's catch-all "unexpected" message), `unnamed` (exit 1 naming no file), `hang` (past the
-bound), `bad-exit` (any other exit code) or, for install, `leftover` (refused, yet objects were created).
+an outcome is `clean` (exit 0, or exit 1 with an error that names a file, parameter or object), `traceback`
+(an exception left main, or main's catch-all "unexpected" message), `unnamed` (exit 1 naming none of those),
+`hang` (past the bound), `bad-exit` (any other exit code) or, for install,
+`leftover` (refused, yet objects were created).
 Used by tests/soak (short) and bench/soak.py (long).
 """
 
@@ -37,6 +38,8 @@ BASES = {
     "redis": ROOT / "operators" / "redis",
 }
 HANG_SECONDS = 60  # a command still running after this long is a hang
+# An error is clear when it names a file, the package, a parameter or the object the cluster refused.
+NAMED = re.compile(r"[\w.-]+\.(yaml|yml|md|txt|tgz)\b|\bpackage\b|\bparameter '|\boperatorversion \S+|\binstance '")
 
 Mutation = Callable[[Path, random.Random], None]
 
@@ -290,7 +293,7 @@ def _kind(code: int, text: str) -> str:
         return "clean"
     if code != 1:
         return "bad-exit"
-    return "clean" if re.search(r"[\w.-]+\.(yaml|yml|md|txt|tgz)\b|package\b", text) else "unnamed"
+    return "clean" if NAMED.search(text) else "unnamed"
 
 
 def try_mutant(folder: Path, mutation: str, tally: Tally, hang_seconds: int = HANG_SECONDS) -> tuple[Outcome, Outcome]:
