@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test unit lint demo bench clean control-plane protobuf
+.PHONY: install test unit lint demo bench soak clean control-plane protobuf
 
 install: $(STAMP)
 
@@ -34,7 +34,12 @@ demo: install
 	$(BIN)/python -m engine.demo
 
 bench: install
-	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+	for b in $(filter-out bench/soak.py,$(wildcard bench/*.py)); do $(BIN)/python $$b || exit 1; done
+
+# The long soak (tests/soak and tests/e2e/test_soak_kills.py are its short form): 10,000 hostile packages and 200
+# SIGKILLs of the manager; prints one JSON object.
+soak: install
+	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200 --kills 200 --kill-budget 3600
 
 # Regenerates engine/apiserver/protobuf/ from the pinned Kubernetes modules (needs Go; the result is committed).
 protobuf: install

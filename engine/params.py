@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from engine import yamlbounds
 from engine.errors import ImmutableParameterChanged, ParameterInvalid, PermanentError, RequiredParametersMissing
 from engine.model import Package, Parameter, ParamType
 
@@ -77,7 +78,7 @@ def _boolean(text: str) -> bool:
 
 def _structured(param: Parameter, text: str) -> Any:
     try:
-        value = yaml.safe_load(text)
+        value = yamlbounds.load(text)
     except (yaml.YAMLError, ValueError, RecursionError) as e:
         raise ValueError(text) from e
     if _type_violation(param, value):
@@ -99,9 +100,11 @@ def parse_assignments(pkg: Package, pairs: Sequence[str]) -> dict[str, Any]:
 def load_file(pkg: Package, path: str) -> dict[str, Any]:
     """Read a `-P params.yaml` file: a mapping of parameter names to values, typed and validated."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = yamlbounds.load(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise PermanentError(f"cannot read parameter file {path}: {e.strerror or e}") from None
+    except yamlbounds.OutOfBounds as e:
+        raise PermanentError(f"parameter file {path} {e.problem}") from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"{path}:{mark.line + 1}" if mark is not None else path

@@ -49,11 +49,12 @@ class HttpServer(ThreadingHTTPServer):
         super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that went away mid-request (reset, broken pipe) is routine: a debug line, not a traceback."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            log.debug("client disconnected", extra={"client": client_address})
-            return
-        super().handle_error(request, client_address)
+        """A client that went away (killed, its connection reset) is routine, not a traceback on stderr;
+        anything else is logged as an error."""
+        if isinstance(sys.exc_info()[1], OSError):
+            log.debug("http connection from %s was cut", client_address, exc_info=True)
+        else:
+            log.exception("http connection from %s failed", client_address)
 
     def close_connections(self) -> None:
         """Drop every open connection (idle keep-alives and streams) so their threads end."""

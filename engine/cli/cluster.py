@@ -31,13 +31,16 @@ OPERATOR = (GROUP_VERSION, "Operator")
 OPERATOR_VERSION = (GROUP_VERSION, "OperatorVersion")
 CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 DEFAULT_CRD_TIMEOUT = 60.0
+DEFAULT_RETRY_WINDOW = 30.0  # seconds a command without --timeout retries transient API failures
 
 Json = dict[str, Any]
 
 
 def connect_from(args: argparse.Namespace) -> Kube:
-    """A Kube for --kubeconfig/--context; its namespace is -n, else the context's, else "default"."""
-    return connect(args.kubeconfig, args.context, namespace=args.namespace)
+    """A Kube for --kubeconfig/--context; its namespace is -n, else the context's, else "default". Transient API
+    failures are retried, as kubectl does, within the command's --timeout (DEFAULT_RETRY_WINDOW without one)."""
+    window = getattr(args, "timeout", None) or DEFAULT_RETRY_WINDOW
+    return connect(args.kubeconfig, args.context, namespace=args.namespace, retry_for=window)
 
 
 def crds_installed(kube: Kube) -> bool:

@@ -13,6 +13,7 @@ from engine.kube.events import record_event
 from engine.kube.managers import hand_over
 from engine.kube.metrics import CountingApiClient
 from engine.kube.objects import describe, identity_of, with_type
+from engine.kube.retrying import Retrying
 from engine.kube.status import update_status
 from engine.kube.transport import DISCOVERY_TIMEOUT, Transport
 from engine.kube.waiting import wait_for
@@ -29,13 +30,22 @@ Objects = list[dict[str, Any]]
 
 class Kube:
     """The API operations kplan needs. A namespaced kind with no namespace given uses `namespace`,
-    except for `list` and `watch`, where no namespace means all namespaces."""
+    except for `list` and `watch`, where no namespace means all namespaces. With `retry_for` (seconds from now),
+    transient failures are retried until then (the CLI's way); without it every failure is raised at once."""
 
-    def __init__(self, api_client: CountingApiClient, namespace: str = "default", *, clock: Clock | None = None):
+    def __init__(
+        self,
+        api_client: CountingApiClient,
+        namespace: str = "default",
+        *,
+        clock: Clock | None = None,
+        retry_for: float | None = None,
+    ):
         self.namespace = namespace
         self.clock: Clock = clock or SystemClock()
         self.api_client = api_client
-        self.transport = Transport(api_client)
+        retrying = Retrying.within(self.clock, retry_for) if retry_for is not None else None
+        self.transport = Transport(api_client, retrying)
         self._discovery = Discovery(self._fetch_discovery)
         self._kubernetes_checked = False
 

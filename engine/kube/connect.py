@@ -30,8 +30,10 @@ def connect(
     *,
     namespace: str | None = None,
     clock: Clock | None = None,
+    retry_for: float | None = None,
 ) -> Kube:
-    """A Kube whose namespace is `namespace`, else the context's, else "default"."""
+    """A Kube whose namespace is `namespace`, else the context's, else "default"; with `retry_for`, it retries
+    transient failures for that many seconds from now (see engine.kube.retrying)."""
     path = kubeconfig or os.environ.get("KUBECONFIG") or existing(DEFAULT_KUBECONFIG)
     configuration = Configuration()
     configuration.retries = CONNECT_RETRIES
@@ -52,7 +54,7 @@ def connect(
                 "or run inside a cluster"
             ) from exc
         raise PermanentError(f"cannot load kubeconfig {path}: {exc}") from exc
-    return Kube(CountingApiClient(configuration), found or "default", clock=clock)
+    return Kube(CountingApiClient(configuration), found or "default", clock=clock, retry_for=retry_for)
 
 
 def existing(path: Path) -> str | None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
+from engine.errors import ApiUnavailable, KplanError
 from engine.kube.errors import api_error
+from engine.kube.retrying import Retrying
 
 __all__ = ["CONNECT_TIMEOUT", "DISCOVERY_TIMEOUT", "JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
 
@@ -22,7 +24,15 @@ JSON = "application/json"
 CONNECT_TIMEOUT = 5.0
 REQUEST_TIMEOUT = 20.0
 DISCOVERY_TIMEOUT = 10.0  # discovery is small and usually a command's first request
+T = TypeVar("T")
 _NETWORK_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
+
+
+def given_up(error: KplanError, retries: int) -> KplanError:
+    """`error`, saying how many attempts were made when the request was retried."""
+    if not retries:
+        return error
+    return ApiUnavailable(f"{error} (gave up after {retries + 1} attempts)")
 
 
 class Stream:
@@ -51,11 +61,13 @@ class Stream:
 
 
 class Transport:
-    """Sends requests with the client's configuration and credentials; failures become kplan errors."""
+    """Sends requests with the client's configuration and credentials; failures become kplan errors.
+    With `retrying`, transient failures are sent again by its rules before they are raised."""
 
-    def __init__(self, api_client: ApiClient) -> None:
+    def __init__(self, api_client: ApiClient, retrying: Retrying | None = None) -> None:
         self.api_client = api_client
         self.server = str(api_client.configuration.host or "")
+        self.retrying = retrying
 
     def request(
         self,
@@ -70,27 +82,46 @@ class Transport:
         timeout: float = REQUEST_TIMEOUT,
     ) -> Any:
         """The decoded JSON body of a 2xx answer; raises the kplan error for anything else."""
-        try:
-            response = self._send(method, path, query, body, content_type, (CONNECT_TIMEOUT, timeout))
+
+        def attempt() -> Any:
+            response = self._send(method, path, query, body, content_type, (CONNECT_TIMEOUT, self._timeout(timeout)))
             data = response.read()
             if not 200 <= response.status <= 299:
                 raise ApiException(http_resp=response)
-        except _NETWORK_ERRORS as exc:
-            raise api_error(exc, action, what, self.server) from exc
-        return json.loads(data) if data else None
+            return json.loads(data) if data else None
+
+        return self._retried(method, action, what, attempt)
 
     def open_stream(
         self, path: str, *, action: str, what: str, query: Mapping[str, str], read_timeout: float | None
     ) -> Stream:
         """A streaming GET; raises the kplan error when the server does not answer 200."""
-        try:
+
+        def attempt() -> Stream:
             response = self._send("GET", path, query, None, JSON, (CONNECT_TIMEOUT, read_timeout))
             if response.status != 200:
                 response.read()
                 raise ApiException(http_resp=response)
-        except _NETWORK_ERRORS as exc:
-            raise api_error(exc, action, what, self.server) from exc
-        return Stream(response.response)
+            return Stream(response.response)
+
+        return self._retried("GET", action, what, attempt)
+
+    def _retried(self, method: str, action: str, what: str, attempt: Callable[[], T]) -> T:
+        """`attempt()`, sent again while `retrying` allows; the kplan error once it does not."""
+        retries = 0
+        while True:
+            try:
+                return attempt()
+            except _NETWORK_ERRORS as exc:
+                pause = self.retrying.pause(retries, exc, method) if self.retrying else None
+                if self.retrying is None or pause is None:
+                    raise given_up(api_error(exc, action, what, self.server), retries) from exc
+            self.retrying.wait(pause)
+            retries += 1
+
+    def _timeout(self, timeout: float) -> float:
+        """A request's timeout, shortened to what is left before the retry deadline (at least a second)."""
+        return timeout if self.retrying is None else max(min(timeout, self.retrying.remaining()), 1.0)
 
     def _send(
         self,

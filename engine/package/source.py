@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from engine.errors import Problem
+from engine.yamlbounds import Bounded, OutOfBounds
 
 __all__ = ["YList", "YMap", "line_of", "parse"]
 
@@ -49,8 +50,8 @@ def line_of(container: object, key: Any = None) -> int | None:
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BASE):  # type: ignore[misc,valid-type]
-    """SafeLoader building YMap/YList."""
+class _Loader(Bounded, _BASE):  # type: ignore[misc,valid-type]
+    """SafeLoader building YMap/YList, with bounded aliases and nesting."""
 
 
 def _line(node: yaml.Node) -> int:
@@ -100,6 +101,8 @@ def parse(file: str, text: str) -> tuple[Any, list[Problem]]:
             data = loader.get_single_data()
         finally:
             loader.dispose()
+    except OutOfBounds as e:
+        return None, [Problem(file, _mark_line(e), "", str(e.problem))]
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = int(mark.line) + 1 if mark is not None else None
@@ -110,6 +113,10 @@ def parse(file: str, text: str) -> tuple[Any, list[Problem]]:
     except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as e:
         return None, [Problem(file, None, "", f"is not valid YAML: {_first_line(e)}")]
     return data, []
+
+
+def _mark_line(e: yaml.MarkedYAMLError) -> int | None:
+    return int(e.problem_mark.line) + 1 if e.problem_mark is not None else None
 
 
 def _reason(e: yaml.MarkedYAMLError, text: str, line: int | None) -> str:

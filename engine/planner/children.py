@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from engine import render
+from engine import render, yamlbounds
 from engine.model import Package, Task
 from engine.planner.stamping import INSTANCE_API, Owner, stamp
 
@@ -47,7 +47,7 @@ def value(pkg: Package, source: Any, ctx: render.RenderContext, name: str) -> An
         return source
     rendered = render.render_string(source if isinstance(source, str) else yaml.safe_dump(source), ctx, name, pkg=pkg)
     try:
-        return yaml.safe_load(rendered)
+        return yamlbounds.load(rendered)
     except yaml.YAMLError:
         return rendered
 

@@ -10,6 +10,7 @@ import yaml
 from engine.errors import RenderError
 from engine.render import fastyaml
 from engine.render.limits import Budget, LimitExceeded, measure
+from engine.yamlbounds import Bounded, OutOfBounds
 
 __all__ = ["parse_objects", "pyyaml_objects", "unshared"]
 
@@ -18,7 +19,7 @@ _MERGE = "tag:yaml.org,2002:merge"
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+class _Loader(Bounded, _BaseLoader):  # type: ignore[valid-type,misc]
     """Safe YAML without implicit timestamps (like Kubernetes, a date stays a string) and without duplicate keys
     (kubectl refuses them too)."""
 
@@ -72,6 +73,9 @@ def pyyaml_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]
                 continue
             measure(document, budget)  # aliases may expand a small text into a huge value
             objects.append(_checked(unshared(document), file, index, node.start_mark.line + 1))
+    except OutOfBounds as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
+        raise RenderError(file, line, f"the rendered output {exc.problem} (rendered line {line})") from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None

@@ -22,6 +22,7 @@ from engine.package.durations import parse_duration
 from engine.testing.commandspecs import read_commands
 from engine.testing.matching import Pattern
 from engine.testing.model import DEFAULT_TIMEOUT, Case, Command, Expectation, Node, Step, Suite
+from engine.yamlbounds import Bounded
 
 Json = Mapping[str, Any]
 
@@ -43,8 +44,8 @@ class TestsInvalid(PermanentError):
         super().__init__("the package tests are not valid: " + "; ".join(self.problems))
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that reads `!regex TEXT` as a Pattern."""
+class _Loader(Bounded, yaml.SafeLoader):
+    """SafeLoader that reads `!regex TEXT` as a Pattern, with bounded aliases and nesting."""
 
 
 def _pattern(loader: yaml.SafeLoader, node: yaml.Node) -> Pattern:
