@@ -181,6 +181,8 @@ def check_apply_fields(api: Api, target: Target, config: JsonDict) -> None:
 
 def typed_patch_error(target: Target, config: JsonDict, problem: str) -> ApiError:
     rt = target.rt
-    where = f"{(config.get('metadata') or {}).get('namespace') or ''}/{name_of(config)}"  # as the patch names it
+    metadata = config.get("metadata")
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else ""
+    where = f"{namespace or ''}/{name_of(config)}"  # as the patch names it
     group_version = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
     return internal(f"failed to create typed patch object ({where}; {group_version}, Kind={rt.kind}): {problem}")
