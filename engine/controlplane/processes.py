@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -28,6 +29,16 @@ class ComponentFailed(PermanentError):
         super().__init__(f"{name} {reason} (log: {log}){tail}")
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Runs in the child before exec: the kernel kills it when the process that started it dies, so a killed
+    `kplan devcluster` or test run leaves no control plane behind."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def free_port() -> int:
     """A port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -43,7 +54,8 @@ class Component:
         self.log = log
         with log.open("wb") as out:
             self.process = subprocess.Popen(list(command), stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, start_new_session=True,
+                                            preexec_fn=die_with_parent)
 
     def wait_until(self, ready: Callable[[], bool], timeout: float, what: str) -> None:
         """Return once `ready()` is true; ComponentFailed when the process exits first or the deadline passes."""
