@@ -83,7 +83,9 @@ class RemoteApi:
         self.url = url.rstrip("/")
         tls: dict[str, Any] = {"ca_certs": ca, "cert_file": cert, "key_file": key} if url.startswith("https") else {}
         # A pooled connection the server has closed is retried on a fresh one (not a request it answered).
-        retries = urllib3.Retry(total=2, connect=2, read=2, status=0, other=2, redirect=0, allowed_methods=None)
+        # Answers are always handed back as they came (a 429 while a new CRD is being served included).
+        retries = urllib3.Retry(total=2, connect=2, read=2, status=0, other=2, redirect=0, allowed_methods=None,
+                                status_forcelist=(), respect_retry_after_header=False)
         self._pool = urllib3.PoolManager(maxsize=64, block=False, retries=retries, **tls)
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
         self._watched = tuple(watched)
