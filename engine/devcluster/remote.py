@@ -82,9 +82,9 @@ class RemoteApi:
                  token: str | None = None, watched: Sequence[Watched] = WATCHED) -> None:
         self.url = url.rstrip("/")
         tls: dict[str, Any] = {"ca_certs": ca, "cert_file": cert, "key_file": key} if url.startswith("https") else {}
-        # A pooled connection the server has closed is retried on a fresh one (not a request it answered).
+        # Only a connection that could not be made is tried again: a request the server may have carried out never is.
         # Answers are always handed back as they came (a 429 while a new CRD is being served included).
-        retries = urllib3.Retry(total=2, connect=2, read=2, status=0, other=2, redirect=0, allowed_methods=None,
+        retries = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0, allowed_methods=None,
                                 status_forcelist=(), respect_retry_after_header=False)
         self._pool = urllib3.PoolManager(maxsize=64, block=False, retries=retries, **tls)
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
@@ -205,6 +205,7 @@ class RemoteApi:
         finally:
             with self._lock:
                 self._responses.discard(answer)
+            answer.close()  # a watch ends mid-stream: its connection must not go back to the pool half read
             answer.release_conn()
 
     def _on_line(self, watched: Watched, line: bytes, version: str) -> str:
