@@ -172,8 +172,9 @@ class Changes:
             if code == 200:
                 for item in body.get("items") or []:
                     version = int(item["metadata"]["resourceVersion"])
-                    if version > self._start:  # changed since the recorder started, so it must have seen it
-                        current[(str(kind), item["metadata"]["name"])] = version
+                    key = (str(kind), str(item["metadata"]["name"]))
+                    if version > self._start and key not in CLUSTER_OWN:  # changed since it started: seen
+                        current[key] = version
         return current
 
     def first(self, predicate: Callable[[Change], bool]) -> int:
