@@ -9,6 +9,8 @@ import pytest
 
 from engine.devcluster.backends import Cluster
 
+from .helpers import create_crd
+
 PATTERN = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
@@ -129,8 +131,7 @@ def test_custom_resources_keep_quantities_as_sent(devcluster: Cluster, namespace
                         "type": "object", "properties": {"spec": {"type": "object", "properties": {
                             "memory": {"x-kubernetes-int-or-string": True,
                                        "anyOf": [{"type": "integer"}, {"type": "string"}]}}}}}}}]}}
-    code, answer = devcluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=crd)
-    assert code == 201, answer
+    create_crd(devcluster, crd)
     try:
         code, created = devcluster.request("POST", f"/apis/{group}/v1/namespaces/{namespace}/gadgets",
                                            body={"apiVersion": f"{group}/v1", "kind": "Gadget",
