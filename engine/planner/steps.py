@@ -16,6 +16,7 @@ from engine.planner.rendering import Rendered
 from engine.planner.stamping import Owner
 from engine.planner.status import PlanStatus
 from engine.planner.times import aware, retry_at, stamp, timeout_at
+from engine.render.stamping import claim_templates_as_live
 
 __all__ = ["PlanScope", "StepResult", "StepScope", "check_step", "heal_step", "retry_step", "start_step", "task_scopes"]
 
@@ -99,7 +100,8 @@ def applying(scope: StepScope, objects: Sequence[Mapping[str, Any]], *, force: b
     owner = scope.owner
     handovers = tuple(h for o in objects if (h := ownership.handover(
         Ref.of(o), scope.observed.get(Ref.of(o)), owner.namespace, owner.name, adopt=adopt)))
-    return Apply(scope.step.name, tuple(dict(o) for o in objects), force, owner.manager, handovers)
+    applied = tuple(claim_templates_as_live(o, scope.observed.get(Ref.of(o))) for o in objects)
+    return Apply(scope.step.name, applied, force, owner.manager, handovers)
 
 
 def started(touched: Sequence[Ref]) -> str:
@@ -188,7 +190,7 @@ def drifted(obj: Mapping[str, Any], ts: tasks.TaskScope, complete: bool) -> str:
     live = ts.observed.get(ref)
     if live is None:
         return "" if complete and tasks.restartable(ref) else GONE
-    return first_difference(obj, live) or ""
+    return first_difference(claim_templates_as_live(obj, live), live) or ""
 
 
 def drift_event(obj: Mapping[str, Any], why: str) -> Event:

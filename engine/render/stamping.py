@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "LABEL_INSTANCE",
     "LABEL_MANAGED_BY",
     "LABEL_OPERATOR",
+    "claim_templates_as_live",
     "is_namespaced",
     "stamp",
 ]
@@ -108,6 +110,29 @@ def _label_claim_templates(obj: dict[str, Any], labels: dict[str, str]) -> None:
             claim = template.setdefault("metadata", {})
             if isinstance(claim, dict):
                 claim["labels"] = {**(claim.get("labels") or {}), **labels}
+
+
+def claim_templates_as_live(obj: Mapping[str, Any], live: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`obj` with the claim templates of a StatefulSet that exists without kplan's labels on them (made by a kplan
+    before it labelled claim templates) left unlabelled: the API server refuses any change of
+    `spec.volumeClaimTemplates`, so labelling them would make every later apply of that StatefulSet fail."""
+    if obj.get("kind") != "StatefulSet" or not live or not isinstance(obj.get("spec"), dict):
+        return dict(obj)
+    unlabelled = {str((t.get("metadata") or {}).get("name")) for t in (live.get("spec") or {}).get(
+        "volumeClaimTemplates") or [] if isinstance(t, Mapping)
+        and LABEL_INSTANCE not in ((t.get("metadata") or {}).get("labels") or {})}
+    if not unlabelled:
+        return dict(obj)
+    ours = (LABEL_MANAGED_BY, LABEL_INSTANCE, LABEL_OPERATOR)
+    templates = []
+    for template in obj["spec"].get("volumeClaimTemplates") or []:
+        meta = template.get("metadata") if isinstance(template, dict) else None
+        if isinstance(meta, dict) and str(meta.get("name")) in unlabelled:
+            labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in ours}
+            meta = {k: v for k, v in meta.items() if k != "labels"} | ({"labels": labels} if labels else {})
+            template = {**template, "metadata": meta}
+        templates.append(template)
+    return {**obj, "spec": {**obj["spec"], "volumeClaimTemplates": templates}}
 
 
 def _add_owner(metadata: dict[str, Any], instance: str, uid: str) -> None:

@@ -10,7 +10,7 @@ from planner_harness import Cluster, Driver, apply_task, cm, configmap, instance
 
 from engine.kube.managers import handed_over
 from engine.model import Package
-from engine.planner import Apply, Delete
+from engine.planner import Apply, Delete, Ref
 from engine.planner.ownership import Claim, Handover, claim_of, field_manager
 
 MINE = "kplan/shop/cache"
@@ -128,3 +128,52 @@ def test_handing_over_merges_the_fields_into_the_new_managers_entry() -> None:
          "fieldsV1": {"f:data": {"f:b": {}, "f:a": {}}, "f:metadata": {}}},
     ]
     assert handed_over(entries, {"helm"}, MINE) is None
+
+
+STATEFULSET = """apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: "{{ Params.value | default('db:1') }}"}]}
+  volumeClaimTemplates:
+    - metadata: {name: data, labels: {tier: storage}}
+      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def statefulset_package() -> Package:
+    return package({"db.yaml": STATEFULSET}, [apply_task("db", "db.yaml")], [plan("deploy", phase("main", step("db")))])
+
+
+def claim_labels(obj: dict[str, Any]) -> dict[str, str]:
+    return dict(obj["spec"]["volumeClaimTemplates"][0]["metadata"].get("labels") or {})
+
+
+def test_a_new_statefulsets_claim_templates_carry_kplans_labels() -> None:
+    [action] = applies(started(statefulset_package()))
+
+    assert claim_labels(action.objects[0])["kplan.dev/instance"] == "cache"
+
+
+def test_an_older_statefulsets_unlabelled_claim_templates_are_left_as_they_are_and_not_drift() -> None:
+    """The API server refuses any change of volumeClaimTemplates: a StatefulSet made before kplan labelled them
+    keeps them as they are, and their missing labels are not drift to heal."""
+    driver = started(statefulset_package())
+    [action] = applies(driver)
+    older = {**action.objects[0], "spec": {**action.objects[0]["spec"], "volumeClaimTemplates": [
+        {"metadata": {"name": "data", "labels": {"tier": "storage"}},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}
+    driver = started(statefulset_package(), older)
+
+    [action] = applies(driver)
+    assert claim_labels(action.objects[0]) == {"tier": "storage"}
+    driver.cluster.set_status(Ref.of(older), {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1,
+                                              "availableReplicas": 1, "currentReplicas": 1, "observedGeneration": 9})
+    driver.run()
+    assert driver.step_status("db")["status"] == "COMPLETE"
+    assert all(not isinstance(a, Apply) for d in driver.decisions[1:] for a in d.actions)
