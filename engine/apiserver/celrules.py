@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import cel
-from engine.apiserver.status import OMIT, ErrorType, FieldError, GoJson
+from engine.apiserver.status import OMIT, ErrorType, FieldError, GoJson, go_json
 
 __all__ = ["Validator", "errors_of", "schema_errors"]
 
@@ -165,11 +165,7 @@ def _go_rule(spec: Mapping[str, Any]) -> GoJson:
     fields = {"Rule": str(spec.get("rule") or ""), "Message": str(spec.get("message") or ""),
               "MessageExpression": str(spec.get("messageExpression") or ""), "Reason": spec.get("reason"),
               "FieldPath": str(spec.get("fieldPath") or ""), "OptionalOldSelf": spec.get("optionalOldSelf")}
-    text = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
-    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                          ("\u2029", "\\u2029")):
-        text = text.replace(char, escaped)
-    return GoJson(text)
+    return go_json(fields)
 
 
 def normalized_path(node: Schema, path: str) -> str | None:

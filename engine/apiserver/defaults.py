@@ -111,9 +111,12 @@ def statefulset(obj: JsonDict) -> None:
     _set(spec, "podManagementPolicy", "OrderedReady")
     _set(spec, "revisionHistoryLimit", 10)
     strategy = _child(spec, "updateStrategy")
-    _set(strategy, "type", "RollingUpdate")
-    if strategy["type"] == "RollingUpdate":
-        _set(_child(strategy, "rollingUpdate"), "partition", 0)
+    if not strategy.get("type"):  # only then is a missing rollingUpdate made
+        strategy["type"] = "RollingUpdate"
+        _child(strategy, "rollingUpdate")
+    if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
+        _set(strategy["rollingUpdate"], "partition", 0)
+        _set(strategy["rollingUpdate"], "maxUnavailable", 1)  # MaxUnavailableStatefulSet is on by default
     retention = _child(spec, "persistentVolumeClaimRetentionPolicy")
     _set(retention, "whenDeleted", "Retain")
     _set(retention, "whenScaled", "Retain")

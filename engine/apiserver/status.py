@@ -76,6 +76,16 @@ class GoJson:
     text: str
 
 
+def go_json(value: Any) -> GoJson:
+    """`value` as Go's json.Marshal writes it: compact, keys in the order given, `<>&` and line separators
+    escaped."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                          ("\u2029", "\\u2029")):
+        text = text.replace(char, escaped)
+    return GoJson(text)
+
+
 def render_value(value: Any) -> str:
     """Go's %v for numbers and booleans, %q for strings, JSON for the rest."""
     if isinstance(value, GoJson):

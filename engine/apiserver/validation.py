@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.apiserver import statefulsets
 from engine.apiserver.objects import JsonDict, finalizers_of, get_path, is_terminating, owner_refs
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.selectors import selector_from_label_selector
@@ -167,7 +168,7 @@ def builtin_errors(rt: ResourceType, obj: JsonDict) -> list[FieldError]:
 
 def _workload_errors(rt: ResourceType, obj: JsonDict) -> list[FieldError]:
     spec = obj.get("spec") or {}
-    errors: list[FieldError] = []
+    errors = statefulsets.spec_errors(spec) if rt.key == "apps/statefulsets" else []
     selector = spec.get("selector")
     labels = get_path(spec, ["template", "metadata", "labels"]) or {}
     if selector is None:
@@ -259,10 +260,6 @@ def _key_errors(obj: JsonDict, fields: tuple[str, ...]) -> list[FieldError]:
 
 # immutable fields on update -------------------------------------------------------------------------------------
 
-STATEFULSET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
-                       "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
-
-
 def update_errors(rt: ResourceType, new: JsonDict, old: JsonDict) -> list[FieldError]:
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
     errors: list[FieldError] = []
@@ -270,12 +267,7 @@ def update_errors(rt: ResourceType, new: JsonDict, old: JsonDict) -> list[FieldE
         errors.append(FieldError(ErrorType.INVALID, "spec.selector", new_spec.get("selector"),
                                  "field is immutable"))
     if rt.key == "apps/statefulsets":
-        rest = {k: v for k, v in new_spec.items() if k not in STATEFULSET_MUTABLE}
-        old_rest = {k: v for k, v in old_spec.items() if k not in STATEFULSET_MUTABLE}
-        if rest != old_rest:
-            allowed = "', '".join(STATEFULSET_MUTABLE[:-1])
-            errors.append(FieldError(ErrorType.FORBIDDEN, "spec", detail=f"updates to statefulset spec for fields "
-                                     f"other than '{allowed}' and 'minReadySeconds' are forbidden"))
+        errors += statefulsets.update_errors(new, old)
     if rt.key == "batch/jobs" and new_spec.get("template") != old_spec.get("template") \
             and not old_spec.get("suspend"):
         errors.append(FieldError(ErrorType.INVALID, "spec.template", new_spec.get("template"), "field is immutable"))
