@@ -21,8 +21,7 @@ from engine.cli.cluster import install_crds
 from engine.cli.manager import configure_logging
 from engine.controller import Manager, ManagerSettings
 from engine.devcluster import backends
-from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED, DevCluster
-from engine.devcluster.real import RealCluster
+from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED
 from engine.kube import connect
 
 DEFAULT_KUBECONFIG = "~/.kube/kplan-dev.yaml"
@@ -113,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{'dev cluster' if args.backend == 'dev' else 'real control plane'} listening on {cluster.url}",
                   flush=True)
             print(f"export KUBECONFIG={path}", flush=True)
-            if isinstance(cluster, DevCluster | RealCluster) and cluster.runtime == PROCESS:
+            if cluster.runtime == PROCESS:
                 print("pods run as local processes (the host's tools; no image is pulled)", flush=True)
                 if cluster.runtime_problem:
                     print(f"warning: {cluster.runtime_problem}", file=sys.stderr, flush=True)

@@ -26,6 +26,8 @@ class Cluster(Protocol):
     port: int
     nodes: tuple[str, ...]
     token: str | None
+    runtime: str  # how pods run: "simulated", or "process" (their containers as local processes)
+    runtime_problem: str  # with the process runtime: what this host lacks for it ("" when nothing)
 
     def start(self) -> Cluster: ...
 
