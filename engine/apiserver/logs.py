@@ -72,7 +72,7 @@ def get_log(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     opts = log_options(target, req, pod)
     node_name = str((pod.get("spec") or {}).get("nodeName") or "")
     if not node_name:
-        return ApiResponse(204, b"", {})  # not scheduled: no node to ask, the real server answers No Content
+        return ApiResponse(204, b"", {"Content-Type": ""})  # not scheduled: no node to ask, No Content
     host, port = kubelet_of(api, node_name)
     path = "/".join(quote(p, safe="") for p in ("", "containerLogs", target.namespace, target.name, opts.container))
     query = opts.query()

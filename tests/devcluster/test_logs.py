@@ -135,6 +135,7 @@ def test_a_pod_not_scheduled_yet_has_no_log(simcluster: Cluster, space: str) -> 
                       nodeSelector={"kplan.dev/no-such-node": "x"})
     answer = http_call(simcluster, "GET", f"{path}/log")
     assert (answer.status, answer.raw) == (204, b"")  # no node to ask: No Content
+    assert "Content-Type" not in answer.headers
 
 
 @pytest.fixture
