@@ -1,12 +1,15 @@
 """pods/{name}/log on both backends, through the node's kubelet API (the simulated kubelet's, over HTTPS with the
 cluster's certificates): what the container printed, filtered (tailLines, sinceTime, sinceSeconds, timestamps,
 limitBytes) and followed until the container ends, and the refusals of the API server (which container, bad
-options, a node without an address or a kubelet) and of the kubelet (no previous run), in the real server's words.
+options, a node without an address or a kubelet) and of the kubelet (no previous run), in the real server's words;
+the kubelet API answers only clients with a certificate of the cluster's CA.
 """
 
 from __future__ import annotations
 
+import http.client
 import re
+import ssl
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +17,8 @@ from typing import Any
 import pytest
 
 from engine.devcluster.backends import Cluster
+from engine.devcluster.cluster import DevCluster
+from engine.devcluster.real import RealCluster
 
 from .helpers import connection, http_call, wait_for
 
@@ -170,3 +175,38 @@ def test_a_node_without_an_address_or_a_kubelet_is_an_error_of_the_server(devclu
     assert (code, body["message"]) == (500, "no preferred addresses found; known addresses: []")
     code, body = refusal(devcluster, f"{base}/on-none")
     assert (code, body["message"]) == (404, f'pods "none-{stray_nodes}" not found')
+
+
+def kubelet_port(cluster: Cluster) -> int:
+    node = cluster.request("GET", f"/api/v1/nodes/{cluster.nodes[0]}")[1]
+    assert [a for a in node["status"]["addresses"] if a["type"] == "InternalIP"] == [
+        {"type": "InternalIP", "address": "127.0.0.1"}]
+    return int(node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"])
+
+
+def kubelet_client(cluster: Cluster) -> ssl.SSLContext:
+    """What the API server presents to the kubelet (a certificate of the cluster's CA) and checks it against."""
+    if isinstance(cluster, RealCluster):
+        return cluster.plane.ssl_context(cluster.plane.kubelet_client)
+    assert isinstance(cluster, DevCluster) and cluster.api.kubelet_tls is not None
+    return cluster.api.kubelet_tls
+
+
+def test_the_kubelet_api_serves_the_clusters_clients_only(simcluster: Cluster) -> None:
+    port = kubelet_port(simcluster)
+    trusted = http.client.HTTPSConnection("127.0.0.1", port, timeout=WAIT, context=kubelet_client(simcluster))
+    try:
+        trusted.request("GET", "/healthz")
+        answer = trusted.getresponse()
+        assert (answer.status, answer.read()) == (200, b"ok")
+    finally:
+        trusted.close()
+    anonymous = ssl.create_default_context()
+    anonymous.check_hostname, anonymous.verify_mode = False, ssl.CERT_NONE  # no certificate to show
+    stranger = http.client.HTTPSConnection("127.0.0.1", port, timeout=WAIT, context=anonymous)
+    try:
+        with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
+            stranger.request("GET", "/healthz")
+            stranger.getresponse()
+    finally:
+        stranger.close()
