@@ -73,18 +73,7 @@ def get_log(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     node_name = str((pod.get("spec") or {}).get("nodeName") or "")
     if not node_name:
         return ApiResponse(204, b"", {"Content-Type": ""})  # not scheduled: no node to ask, No Content
-    host, port = kubelet_of(api, node_name)
-    path = "/".join(quote(p, safe="") for p in ("", "containerLogs", target.namespace, target.name, opts.container))
-    query = opts.query()
-    url = f"https://{host}:{port}{path}" + (f"?{query}" if query else "")
-    connection = http.client.HTTPSConnection(host, port, timeout=CONNECT_SECONDS,
-                                             context=api.kubelet_tls or ssl.create_default_context())
-    try:
-        connection.request("GET", path + (f"?{query}" if query else ""))
-        answer = connection.getresponse()
-    except (OSError, http.client.HTTPException) as e:
-        connection.close()
-        raise ApiError(500, "", f'Get "{url}": {dial_error(e, host, port)}') from e
+    connection, answer = ask_kubelet(api, node_name, (target.namespace, target.name, opts.container), opts.query())
     if not 200 <= answer.status <= 206:
         text = answer.read(50000).decode("utf-8", errors="replace")
         connection.close()
@@ -94,6 +83,22 @@ def get_log(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
         connection.close()
         return ApiResponse(200, body, dict(TEXT))
     return ApiResponse(200, None, dict(TEXT), stream=relay(connection, answer))
+
+
+def ask_kubelet(api: Api, node_name: str, names: tuple[str, str, str],
+                query: str) -> tuple[http.client.HTTPSConnection, http.client.HTTPResponse]:
+    """GET the container's log from the node's kubelet: the open connection and its answer (500 in Go's words
+    when it cannot be reached)."""
+    host, port = kubelet_of(api, node_name)
+    target = "/".join(quote(p, safe="") for p in ("", "containerLogs", *names)) + (f"?{query}" if query else "")
+    connection = http.client.HTTPSConnection(host, port, timeout=CONNECT_SECONDS,
+                                             context=api.kubelet_tls or ssl.create_default_context())
+    try:
+        connection.request("GET", target)
+        return connection, connection.getresponse()
+    except (OSError, http.client.HTTPException) as e:
+        connection.close()
+        raise ApiError(500, "", f'Get "https://{host}:{port}{target}": {dial_error(e, host, port)}') from e
 
 
 def kubelet_of(api: Api, node_name: str) -> tuple[str, int]:
@@ -181,6 +186,8 @@ def log_options(target: Target, req: ApiRequest, pod: JsonDict) -> LogOptions:
     if numbers["sinceSeconds"] is not None and since_time is not None:
         errors.append(FieldError(ErrorType.FORBIDDEN, "[]",
                                  detail="at most one of `sinceTime` or `sinceSeconds` may be specified"))
+    if "stream" in req.query:  # a choice of stream needs the PodLogsQuerySplitStreams gate, off in v1.37
+        errors.append(FieldError(ErrorType.FORBIDDEN, "stream", detail="may not be specified"))
     if errors:
         raise invalid(target.rt, target.name, errors, kind="PodLogOptions")
     return LogOptions(container=container_of(pod, req.query.get("container", "")), follow=req.flag("follow"),

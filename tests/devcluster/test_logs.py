@@ -126,6 +126,8 @@ def test_refusals_are_the_real_servers(simcluster: Cluster, space: str) -> None:
     code, body = refusal(simcluster, path, container="app", sinceSeconds="5", sinceTime="2026-01-01T00:00:00Z")
     assert (code, body["message"]) == (422, 'PodLogOptions "pair" is invalid: []: Forbidden: at most one of '
                                             '`sinceTime` or `sinceSeconds` may be specified')
+    code, body = refusal(simcluster, path, container="app", stream="Stdout")
+    assert (code, body["message"]) == (422, 'PodLogOptions "pair" is invalid: stream: Forbidden: may not be specified')
     code, body = refusal(simcluster, path, container="app", tailLines="x")
     assert (code, body["message"]) == (400, 'strconv.ParseInt: parsing "x": invalid syntax')
     code, body = refusal(simcluster, path, container="app", sinceTime="yesterday")
