@@ -5,7 +5,9 @@
         c.plane                                  # the ControlPlane, for fault tests and extra users
 
 Everything but the kubelets and volume provisioning is the real components' work: ReplicaSets, Pods, Job
-conditions, StatefulSet ordering, garbage collection and namespace deletion.
+conditions, StatefulSet ordering, garbage collection and namespace deletion. The simulated kubelet serves its
+HTTPS API (for pods/log) with a certificate of the plane's CA; `runtime="process"` runs pods' containers as
+local processes, as on the dev backend.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from engine import simulators
 from engine.controlplane import ControlPlane
 from engine.devcluster import kubeconfig, kubelettls
+from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED
 from engine.devcluster.remote import RemoteApi
 from engine.simulators.provisioner.pvcs import storage_class
 
@@ -32,7 +35,9 @@ class RealCluster:
     token: str | None = None
 
     def __init__(self, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = (),
-                 runtime: str = "simulated", runtime_limits: Any = None) -> None:
+                 runtime: str = SIMULATED, runtime_limits: Any = None) -> None:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
         self.plane = ControlPlane(port=port, workloads=simulate)  # no simulators: the API server's tests
         self.simulate = simulate
         self.runtime = runtime  # "process": the simulated kubelet runs pods' containers as local processes
@@ -60,7 +65,7 @@ class RealCluster:
 
     def _start_simulators(self, remote: RemoteApi) -> None:
         runtime = None
-        if self.runtime == "process":
+        if self.runtime == PROCESS:
             limits = () if self.runtime_limits is None else (self.runtime_limits,)
             runtime = simulators.process_runtime(remote, *limits)
             self.runtime_problem = runtime.problem
