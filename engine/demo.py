@@ -61,8 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def demo(folder: Path, *, keep: bool, backend: str = "dev") -> int:
     what = "a dev cluster" if backend == "dev" else "the real control plane (etcd, kube-apiserver, controllers)"
-    problem = simulators.isolation_problem() if backend == "dev" else (
-        "the process runtime is for the dev backend")
+    problem = simulators.isolation_problem()
     runtime = "simulated" if problem else "process"
     say(f"Starting {what} (nodes {', '.join(n.name for n in NODES)}, labelled node.kplan.dev/name) "
         "and a kplan manager in this process")

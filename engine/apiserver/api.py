@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hmac
 import logging
+import ssl
 import time
-from urllib.parse import unquote
 
-from engine.apiserver import crds, deletion, discovery, logs, patching, podlogs, protobuf, reads, routing, watch, writes
+from engine.apiserver import crds, deletion, discovery, logs, patching, protobuf, reads, routing, watch, writes
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
 from engine.apiserver.requests import ApiRequest, ApiResponse, unsupported_media_type
@@ -55,8 +55,7 @@ class Api:
         self.max_watch_seconds = 1800.0
         self.bookmark_seconds = 60.0
         self.server_address = "127.0.0.1"
-        self.pod_logs: podlogs.PodLogs | None = None  # what serves pods/log (the process runtime's log store)
-        self.logs: logs.LogSource = logs.SilentContainers()  # where `kubectl logs` reads containers' output
+        self.kubelet_tls: ssl.SSLContext | None = None  # how pods/log reaches a node's kubelet (client certificate)
         self.store.on_commit.append(lambda event: crds.on_commit(self, event))
 
     def type_of(self, rt: ResourceType) -> TypeNode:
@@ -84,9 +83,6 @@ class Api:
         path = "/" + "/".join(p for p in req.path.split("/") if p)
         if not routing.is_resource_path([p for p in path.split("/") if p]):
             return self._non_resource(req, path)
-        parts = [unquote(p) for p in path.split("/") if p]
-        if self.pod_logs is not None and podlogs.is_log_path(parts) and req.method in ("GET", "HEAD"):
-            return podlogs.serve(self, parts[3], parts[5], req)
         target = routing.parse(path, self.registry)
         verb = verb_of(req, target)
         if not req.in_process:

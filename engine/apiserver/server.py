@@ -123,7 +123,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         phrase = HTTPStatus(resp.code).phrase if resp.code in HTTPStatus._value2member_map_ else ""
         lines = [f"HTTP/1.1 {resp.code} {phrase}"]
         headers = {"Content-Type": "application/json", **resp.headers, **extra}
-        lines += [f"{k}: {v}" for k, v in headers.items()]
+        lines += [f"{k}: {v}" for k, v in headers.items() if v]  # an empty value: no such header
         lines += [f'Warning: 299 - {json.dumps(w)}' for w in resp.warnings]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace")
 

@@ -21,7 +21,7 @@ from engine.cli.cluster import install_crds
 from engine.cli.manager import configure_logging
 from engine.controller import Manager, ManagerSettings
 from engine.devcluster import backends
-from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED, DevCluster
+from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED
 from engine.kube import connect
 
 DEFAULT_KUBECONFIG = "~/.kube/kplan-dev.yaml"
@@ -58,7 +58,7 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
     parser.add_argument("--no-simulate", action="store_true", help="run without the controller/kubelet simulators")
     parser.add_argument("--token", help="require this bearer token from clients (dev backend only)")
     parser.add_argument("--runtime", choices=RUNTIMES, default=SIMULATED,
-                        help="how pods run (dev backend only): simulated (default: their lives are played by the "
+                        help="how pods run: simulated (default: their lives are played by the "
                              "simulated kubelet) or process (their containers run as local processes: no image is "
                              "pulled, the host's tools run in place of the image's, with the pod's command, env and "
                              "volumes; `kubectl logs` shows their output)")
@@ -94,10 +94,6 @@ def run(args: argparse.Namespace) -> int:
         print("error: --token is for the dev backend; the real backend's kubeconfig holds client certificates",
               file=sys.stderr)
         return 2
-    if args.runtime == PROCESS and args.backend != "dev":
-        print("error: --runtime process is for the dev backend; the real API server would read pods' logs from a "
-              "kubelet's HTTPS API, which the simulated kubelet does not serve", file=sys.stderr)
-        return 2
     if args.runtime == PROCESS and args.no_simulate:
         print("error: --runtime process needs the simulators (the kubelet runs the processes); drop --no-simulate",
               file=sys.stderr)
@@ -116,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{'dev cluster' if args.backend == 'dev' else 'real control plane'} listening on {cluster.url}",
                   flush=True)
             print(f"export KUBECONFIG={path}", flush=True)
-            if isinstance(cluster, DevCluster) and cluster.runtime == PROCESS:
+            if cluster.runtime == PROCESS:
                 print("pods run as local processes (the host's tools; no image is pulled)", flush=True)
                 if cluster.runtime_problem:
                     print(f"warning: {cluster.runtime_problem}", file=sys.stderr, flush=True)

@@ -33,6 +33,8 @@ __all__ = ["ControlPlane"]
 SERVICE_RANGE = "10.96.0.0/16"  # as the dev backend allocates
 START_TIMEOUT = 120.0  # seconds each component may take to become ready (2 cores, cold page cache)
 ADMIN = ("kplan-admin", ("system:masters",))
+KUBELET_CLIENT = ("kube-apiserver-kubelet-client", ("system:masters",))  # how kubeadm names the API server's
+# client of the kubelets; the kubelets check it against the CA (the simulated kubelet's API, for pods/log)
 QPS = ("--kube-api-qps=200", "--kube-api-burst=400")  # the controllers must not be what a benchmark measures
 
 
@@ -75,6 +77,7 @@ class ControlPlane:
         self.serving = self.ca.issue("apiserver", "kube-apiserver", server=True)
         self.signer = pki.signing_key(self.folder)
         self.admin = self.ca.issue("admin", *ADMIN)
+        self.kubelet_client = self.ca.issue("apiserver-kubelet-client", *KUBELET_CLIENT)
         self.port = self.port or free_port()
         self.url = f"https://127.0.0.1:{self.port}"
         etcd = self._start_etcd()
@@ -129,6 +132,9 @@ class ControlPlane:
             f"--service-account-issuer=https://127.0.0.1:{self.port}/",
             f"--service-account-key-file={self.signer.cert}", f"--service-account-signing-key-file={self.signer.key}",
             "--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false", "--v=1",
+            f"--kubelet-client-certificate={self.kubelet_client.cert}",
+            f"--kubelet-client-key={self.kubelet_client.key}", f"--kubelet-certificate-authority={self.ca.cert}",
+            "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
         )
         api.wait_until(lambda: self._http_ok(f"{self.url}/readyz"), START_TIMEOUT, "ready")
 

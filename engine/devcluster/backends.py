@@ -26,6 +26,8 @@ class Cluster(Protocol):
     port: int
     nodes: tuple[str, ...]
     token: str | None
+    runtime: str  # how pods run: "simulated", or "process" (their containers as local processes)
+    runtime_problem: str  # with the process runtime: what this host lacks for it ("" when nothing)
 
     def start(self) -> Cluster: ...
 
@@ -47,13 +49,10 @@ class Cluster(Protocol):
 
 def new(backend: str, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = (),
         token: str | None = None, runtime: str = SIMULATED) -> Cluster:
-    """A cluster of the backend, not started yet (use it as a context manager); `runtime="process"` (dev backend
-    only) runs pods' containers as local processes."""
+    """A cluster of the backend, not started yet (use it as a context manager); `runtime="process"` runs pods'
+    containers as local processes."""
     if backend == "real":
         if token is not None:
             raise ValueError("the real backend authenticates with client certificates, not a token")
-        if runtime != SIMULATED:
-            raise ValueError("the process runtime is for the dev backend: the real API server would read pods' logs "
-                             "from a kubelet's HTTPS API, which the simulated kubelet does not serve")
-        return RealCluster(port=port, simulate=simulate, nodes=nodes)
+        return RealCluster(port=port, simulate=simulate, nodes=nodes, runtime=runtime)
     return DevCluster(port=port, simulate=simulate, nodes=nodes, token=token, runtime=runtime)

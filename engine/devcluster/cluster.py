@@ -13,8 +13,10 @@ In-process API (stable; simulators and tests build on it):
         c.faults = FaultProfile(error_rate={"list": 0.5}, seed=1)
 
 `runtime="process"` (with `simulate=True`) runs pods' containers as local processes (the host's tools, no
-image pulled) and serves `pods/log` from what they print; `c.runtime_problem` says what the host lacks for it
-("" when nothing: volumes are mounted in a private user and mount namespace).
+image pulled), and `pods/log` shows what they print; `c.runtime_problem` says what the host lacks for it
+("" when nothing: volumes are mounted in a private user and mount namespace). Either way the API server answers
+`pods/log` as kube-apiserver does, from the node's kubelet API (the simulated kubelet's, over HTTPS with
+certificates of a CA made for this cluster).
 
 `request` runs the same handler stack as HTTP (validation, admission, apply, GC...) without HTTP,
 auth or fault injection, and returns the status code and the decoded JSON answer (a Status on
@@ -41,7 +43,7 @@ from engine.apiserver.objects import copy_json
 from engine.apiserver.requests import ApiRequest
 from engine.apiserver.server import HttpServer
 from engine.apiserver.store import Subscription
-from engine.devcluster import kubeconfig
+from engine.devcluster import kubeconfig, kubelettls
 from engine.devcluster.remote import encode_body
 from engine.errors import PermanentError
 
@@ -98,6 +100,7 @@ class DevCluster:
         self.port = int(self._http.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}"
         self.api.server_address = f"127.0.0.1:{self.port}"
+        self.api.kubelet_tls, self._kubelet_tls = kubelettls.throwaway()
         self._controllers.start()
         for name in SYSTEM_NAMESPACES:
             self.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}}, user_agent="kube-apiserver")
@@ -124,8 +127,7 @@ class DevCluster:
             limits = () if self.runtime_limits is None else (self.runtime_limits,)
             runtime = simulators.process_runtime(self, *limits)
             self.runtime_problem = runtime.problem
-            self.api.pod_logs = runtime.logs
-        self._stop_simulators = simulators.start(self, self.nodes, runtime=runtime)
+        self._stop_simulators = simulators.start(self, self.nodes, runtime=runtime, kubelet_tls=self._kubelet_tls)
 
     def stop(self) -> None:
         if self._stop_simulators is not None:

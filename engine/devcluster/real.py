@@ -5,7 +5,9 @@
         c.plane                                  # the ControlPlane, for fault tests and extra users
 
 Everything but the kubelets and volume provisioning is the real components' work: ReplicaSets, Pods, Job
-conditions, StatefulSet ordering, garbage collection and namespace deletion.
+conditions, StatefulSet ordering, garbage collection and namespace deletion. The simulated kubelet serves its
+HTTPS API (for pods/log) with a certificate of the plane's CA; `runtime="process"` runs pods' containers as
+local processes, as on the dev backend.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 
 from engine import simulators
 from engine.controlplane import ControlPlane
-from engine.devcluster import kubeconfig
+from engine.devcluster import kubeconfig, kubelettls
+from engine.devcluster.cluster import PROCESS, RUNTIMES, SIMULATED
 from engine.devcluster.remote import RemoteApi
 from engine.simulators.provisioner.pvcs import storage_class
 
@@ -31,9 +34,15 @@ class RealCluster:
     backend = "real"
     token: str | None = None
 
-    def __init__(self, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = ()) -> None:
+    def __init__(self, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = (),
+                 runtime: str = SIMULATED, runtime_limits: Any = None) -> None:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
         self.plane = ControlPlane(port=port, workloads=simulate)  # no simulators: the API server's tests
         self.simulate = simulate
+        self.runtime = runtime  # "process": the simulated kubelet runs pods' containers as local processes
+        self.runtime_limits = runtime_limits  # engine.simulators.Limits of each process (None: the defaults)
+        self.runtime_problem = ""  # with the process runtime: what this host lacks for it ("" when nothing)
         self.nodes = tuple(nodes)
         self.port = port
         self.url = ""
@@ -48,11 +57,20 @@ class RealCluster:
             self._remote = RemoteApi(self.url, ca=str(self.plane.ca.cert), cert=str(admin.cert), key=str(admin.key))
             if self.simulate:
                 self._apply(storage_class())
-                self._stop_simulators = simulators.start(self._remote, self.nodes, controllers=False)
+                self._start_simulators(self._remote)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _start_simulators(self, remote: RemoteApi) -> None:
+        runtime = None
+        if self.runtime == PROCESS:
+            limits = () if self.runtime_limits is None else (self.runtime_limits,)
+            runtime = simulators.process_runtime(remote, *limits)
+            self.runtime_problem = runtime.problem
+        self._stop_simulators = simulators.start(remote, self.nodes, controllers=False, runtime=runtime,
+                                                 kubelet_tls=kubelettls.kubelet_context(self.plane.ca))
 
     def _apply(self, obj: dict[str, Any]) -> None:
         path = f"/apis/storage.k8s.io/v1/storageclasses/{obj['metadata']['name']}"

@@ -9,6 +9,7 @@
   Deployment reports ProgressDeadlineExceeded after its progressDeadlineSeconds.
 - `devcluster.kplan.dev/termination-message-<container>`: the termination message of that container when it ends
   (what it would have written to its terminationMessagePath), e.g. the output of a task that pipes it on.
+- `devcluster.kplan.dev/output-<container>`: what that container prints when it starts (`kubectl logs` shows it).
 
 They may sit on a pod, on a workload (Job, Deployment, ReplicaSet, StatefulSet, DaemonSet) or on its pod
 template (the template wins); workloads pass theirs on to the pods they create (a Deployment through its
@@ -25,6 +26,7 @@ PREFIX = "devcluster.kplan.dev/"
 DURATION = PREFIX + "duration"
 FAIL = PREFIX + "fail"
 TERMINATION_MESSAGE = PREFIX + "termination-message-"
+OUTPUT = PREFIX + "output-"
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -68,3 +70,7 @@ def fails(obj: Mapping[str, Any]) -> bool:
 
 def termination_message(obj: Mapping[str, Any], container: str) -> str:
     return of(obj).get(TERMINATION_MESSAGE + container, "")
+
+
+def output(obj: Mapping[str, Any], container: str) -> str:
+    return of(obj).get(OUTPUT + container, "")

@@ -56,7 +56,7 @@ def label_nodes(kube: Kube, nodes: Sequence[Node]) -> None:
 class LocalCluster:
     """`with LocalCluster(nodes, folder) as local:` a simulating local cluster (`backend` dev or real) with these
     nodes and labels, kplan's CRDs, and a manager reconciling every namespace; `local.kubeconfig` (written in
-    `folder`) reaches it. `runtime="process"` (dev backend) runs pods' containers as local processes."""
+    `folder`) reaches it. `runtime="process"` runs pods' containers as local processes."""
 
     def __init__(self, nodes: Sequence[Node], folder: Path, *, planner: Settings = PLANNER,
                  backend: str = "dev", runtime: str = SIMULATED) -> None:

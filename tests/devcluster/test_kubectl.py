@@ -1,5 +1,6 @@
 """The real kubectl against the simulated dev cluster: get (tables), server-side apply and conflicts, delete,
-wait, CRDs with printer columns, explain, label and rollout status."""
+wait, CRDs with printer columns, explain, label, rollout status and logs (the simulated kubelet's API, as a real
+server reaches a node's kubelet)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,7 @@ from .simulated import DURATION, JsonDict, deployment, job, pod
 
 KUBECTL = Path(sys.executable).with_name("kubectl")
 TIMEOUT = 120  # seconds before a hung kubectl fails the test
-KUBELET_LOGS = ("the real server proxies logs to the node's kubelet API (https://NODE:10250/containerLogs), which "
-                "the simulated kubelet does not serve")
+OUTPUT = "devcluster.kplan.dev/output-"  # what a simulated container prints
 
 
 @dataclass(frozen=True)
@@ -221,25 +221,30 @@ def test_create_generators_of_quotas_ingresses_and_priority_classes(kubectl: Kub
     kubectl.run("delete", "priorityclass", priority)
 
 
-@pytest.mark.dev_only(KUBELET_LOGS)
-def test_logs_of_a_simulated_pod_are_empty_and_refusals_are_the_kubelets(kubectl: Kubectl) -> None:
-    kubectl.apply(pod("quiet"))
+def test_logs_show_what_the_container_printed_and_refusals_are_the_servers(kubectl: Kubectl) -> None:
+    kubectl.apply(pod("talker", notes={OUTPUT + "main": "one\ntwo\nthree\n"}))
     kubectl.apply(pod("nowhere", node_selector={"kplan.dev/no-such-node": "x"}))
-    kubectl.run("wait", "--for=condition=Ready", "pod/quiet", "--timeout=30s")
-    assert kubectl.run("logs", "quiet").stdout == ""
-    assert kubectl.run("logs", "quiet", "--tail=5", "--timestamps", "--since=1h").stdout == ""
-    previous = kubectl.run("logs", "quiet", "--previous", check=False)
-    assert previous.returncode != 0
-    assert 'previous terminated container "main" in pod "quiet" not found' in previous.stderr
-    assert kubectl.run("logs", "nowhere").stdout == ""  # not scheduled yet: an empty log, as on a real server
+    kubectl.run("wait", "--for=condition=Ready", "pod/talker", "--timeout=30s")
+
+    assert kubectl.run("logs", "talker").stdout == "one\ntwo\nthree\n"
+    assert kubectl.run("logs", "talker", "-c", "main", "--tail=1").stdout == "three\n"
+    assert kubectl.run("logs", "talker", "--since=1h").stdout == "one\ntwo\nthree\n"
+    stamped = kubectl.run("logs", "talker", "--timestamps", "--tail=2").stdout
+    assert re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z (two|three)\n){2}", stamped), stamped
+    unknown = kubectl.run("logs", "talker", "-c", "nope", check=False)
+    assert (unknown.returncode, unknown.stderr) == (
+        1, "error: container nope is not valid for pod talker out of: main\n")  # kubectl checks it first
+    previous = kubectl.run("logs", "talker", "--previous", check=False)
+    assert (previous.returncode, previous.stderr) == (1, 'Error from server (BadRequest): previous terminated '
+                                                         'container "main" in pod "talker" not found\n')
+    assert kubectl.run("logs", "nowhere").stdout == ""  # not scheduled yet: no node to ask, nothing to show
 
 
-@pytest.mark.dev_only(KUBELET_LOGS)
 def test_logs_follow_ends_when_the_container_ends(kubectl: Kubectl) -> None:
-    kubectl.apply(job("brief", notes={DURATION: "1s"}))
+    kubectl.apply(job("brief", template_notes={DURATION: "2s", OUTPUT + "main": "working\n"}))
     followed = kubectl.run("logs", "-f", "job/brief", "--pod-running-timeout=30s")
-    assert followed.stdout == ""
-    assert kubectl.json("job", "brief")["status"].get("succeeded") == 1
+    assert followed.stdout == "working\n"
+    kubectl.run("wait", "--for=condition=Complete", "job/brief", "--timeout=30s")
 
 
 def test_get_events_shows_what_the_controllers_did_with_kubectls_columns(kubectl: Kubectl) -> None:

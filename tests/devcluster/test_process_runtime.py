@@ -1,18 +1,15 @@
-"""The process runtime (`DevCluster(runtime="process")`, `kplan devcluster --runtime process`): pods' containers
+"""The process runtime (`backends.new(..., runtime="process")`, `kplan devcluster --runtime process`): pods' containers
 run as local processes with their command, environment, working directory and volumes; the exit becomes the
 container's state and the pod's phase, the termination message file the termination message, the output
 `kubectl logs` (and `-f`); restartPolicy is honoured, a deleted pod's process group is killed, every process
-is bounded in time and output, and none outlives the cluster.
-
-Dev backend only: the process runtime is a feature of the dev cluster (the real API server would read pods' logs
-from a kubelet's HTTPS API, which the simulated kubelet does not serve)."""
+is bounded in time and output, and none outlives the cluster. On both backends: the real API server reads the
+logs from the simulated kubelet's HTTPS API, as it would from a real kubelet's."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from engine.devcluster import backends
+from engine.devcluster.backends import Cluster
 from engine.devcluster.cluster import DevCluster
 from engine.simulators import Limits
 
-from .helpers import served_by_the_cli, wait_for
-
-pytestmark = pytest.mark.dev_only("see the module docstring")
+from .helpers import connection, served_by_the_cli, wait_for
 
 KUBECTL = str(Path(sys.executable).with_name("kubectl"))
 WAIT = 30.0
@@ -33,27 +30,29 @@ JsonDict = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[DevCluster]:
-    with DevCluster(simulate=True, nodes=["node1"], runtime="process") as running:
+def cluster(backend: str) -> Iterator[Cluster]:
+    with backends.new(backend, simulate=True, nodes=["node1"], runtime="process") as running:
         assert running.runtime_problem == ""  # CI's host offers user and mount namespaces
         yield running
 
 
 @pytest.fixture(scope="module")
-def kubeconfig(cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> str:
+def kubeconfig(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(cluster.write_kubeconfig(tmp_path_factory.mktemp("runtime") / "config"))
 
 
 @pytest.fixture
-def namespace(cluster: DevCluster) -> Iterator[str]:
+def namespace(cluster: Cluster) -> Iterator[str]:
     name = f"rt-{uuid.uuid4().hex[:8]}"
     code, body = cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}})
     assert code == 201, body
+    wait_for(cluster, lambda: cluster.request("GET", f"/api/v1/namespaces/{name}/serviceaccounts/default")[0] == 200,
+             WAIT)  # pods are admitted once its ServiceAccount is there (the real controller makes it)
     yield name
     cluster.request("DELETE", f"/api/v1/namespaces/{name}")
 
 
-def create(cluster: DevCluster, namespace: str, plural: str, obj: JsonDict) -> JsonDict:
+def create(cluster: Cluster, namespace: str, plural: str, obj: JsonDict) -> JsonDict:
     code, body = cluster.request("POST", f"/api/v1/namespaces/{namespace}/{plural}", body=obj)
     assert code == 201, body
     return body
@@ -64,12 +63,12 @@ def pod(name: str, script: str, **spec: Any) -> JsonDict:
     return {"metadata": {"name": name}, "spec": {"restartPolicy": "Never", "containers": [container], **spec}}
 
 
-def read_pod(cluster: DevCluster, namespace: str, name: str) -> JsonDict:
+def read_pod(cluster: Cluster, namespace: str, name: str) -> JsonDict:
     code, body = cluster.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
     return body if code == 200 else {}
 
 
-def phase_reached(cluster: DevCluster, namespace: str, name: str, *phases: str) -> JsonDict:
+def phase_reached(cluster: Cluster, namespace: str, name: str, *phases: str) -> JsonDict:
     def reached() -> JsonDict | None:
         found = read_pod(cluster, namespace, name)
         return found if (found.get("status") or {}).get("phase") in phases else None
@@ -88,11 +87,14 @@ def kubectl(kubeconfig: str, *args: str) -> str:
     return done.stdout
 
 
-def following(cluster: DevCluster, namespace: str, name: str) -> Any:
+def following(cluster: Cluster, namespace: str, name: str) -> Any:
     """The pod's log, followed as it is printed (`kubectl logs -f`): a stream of lines that ends with the run."""
     phase_reached(cluster, namespace, name, "Running")
-    url = f"{cluster.url}/api/v1/namespaces/{namespace}/pods/{name}/log?follow=true"
-    return urllib.request.urlopen(url, timeout=WAIT)
+    conn = connection(cluster, timeout=WAIT)
+    conn.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}/log?follow=true")
+    answer = conn.getresponse()
+    assert answer.status == 200, answer.read()
+    return answer
 
 
 def read_until(stream: Any, text: str) -> list[str]:
@@ -105,7 +107,7 @@ def read_until(stream: Any, text: str) -> list[str]:
     raise AssertionError(f"the log ended without {text!r}: {lines}")
 
 
-def followed_until(cluster: DevCluster, namespace: str, name: str, text: str) -> list[str]:
+def followed_until(cluster: Cluster, namespace: str, name: str, text: str) -> list[str]:
     """The pod's log lines, followed as they are printed, up to the first holding `text`."""
     with following(cluster, namespace, name) as stream:
         return read_until(stream, text)
@@ -124,7 +126,7 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def test_command_env_working_dir_and_volumes_reach_the_process(cluster: DevCluster, kubeconfig: str,
+def test_command_env_working_dir_and_volumes_reach_the_process(cluster: Cluster, kubeconfig: str,
                                                                namespace: str) -> None:
     create(cluster, namespace, "configmaps", {"metadata": {"name": "settings"},
                                               "data": {"greeting": "hello", "app.conf": "level=debug\n"}})
@@ -157,7 +159,7 @@ def test_command_env_working_dir_and_volumes_reach_the_process(cluster: DevClust
     assert not Path("/srv/work").exists()  # made in the container's own root, not on the host
 
 
-def test_the_host_is_read_only_to_a_container_but_through_its_volumes(cluster: DevCluster, kubeconfig: str,
+def test_the_host_is_read_only_to_a_container_but_through_its_volumes(cluster: Cluster, kubeconfig: str,
                                                                       namespace: str, tmp_path: Path) -> None:
     host_file = Path(sys.executable).parent / f"kplan-test-{uuid.uuid4().hex}"  # outside /tmp: the venv's own
     host_file.write_text("untouched\n")
@@ -177,7 +179,7 @@ def test_the_host_is_read_only_to_a_container_but_through_its_volumes(cluster: D
     assert not Path("/tmp/own").exists()
 
 
-def test_the_termination_message_is_what_the_container_wrote(cluster: DevCluster, namespace: str) -> None:
+def test_the_termination_message_is_what_the_container_wrote(cluster: Cluster, namespace: str) -> None:
     create(cluster, namespace, "pods", pod("writer", "python3 -c 'print(6 * 7)' > /dev/termination-log"))
     create(cluster, namespace, "pods", pod("elsewhere", "echo done > /tmp/kplan-result/message", container={
         "terminationMessagePath": "/tmp/kplan-result/message"}))
@@ -195,7 +197,7 @@ def test_the_termination_message_is_what_the_container_wrote(cluster: DevCluster
     assert (ended["exitCode"], ended["reason"], ended["message"]) == (3, "Error", "first\nlast words")
 
 
-def test_a_missing_command_fails_the_pod_with_the_kubelets_reason(cluster: DevCluster, namespace: str) -> None:
+def test_a_missing_command_fails_the_pod_with_the_kubelets_reason(cluster: Cluster, namespace: str) -> None:
     create(cluster, namespace, "pods", pod("missing", "", container={"command": ["kplan-no-such-tool", "--version"]}))
 
     failed = phase_reached(cluster, namespace, "missing", "Succeeded", "Failed")
@@ -206,7 +208,7 @@ def test_a_missing_command_fails_the_pod_with_the_kubelets_reason(cluster: DevCl
     assert 'exec: "kplan-no-such-tool": executable file not found in $PATH' in ended["message"]
 
 
-def test_a_container_whose_config_does_not_resolve_waits_until_it_does(cluster: DevCluster, kubeconfig: str,
+def test_a_container_whose_config_does_not_resolve_waits_until_it_does(cluster: Cluster, kubeconfig: str,
                                                                       namespace: str) -> None:
     create(cluster, namespace, "pods", pod("early", "echo $LEVEL", container={"env": [
         {"name": "LEVEL", "valueFrom": {"configMapKeyRef": {"name": "later", "key": "level"}}}]}))
@@ -228,7 +230,7 @@ def test_a_container_whose_config_does_not_resolve_waits_until_it_does(cluster: 
     assert kubectl(kubeconfig, "logs", "early", "-n", namespace) == "debug\n"
 
 
-def test_a_claim_is_one_directory_shared_by_the_pods_that_mount_it(cluster: DevCluster, kubeconfig: str,
+def test_a_claim_is_one_directory_shared_by_the_pods_that_mount_it(cluster: Cluster, kubeconfig: str,
                                                                    namespace: str) -> None:
     create(cluster, namespace, "persistentvolumeclaims", {"metadata": {"name": "shared"}, "spec": {
         "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
@@ -243,7 +245,7 @@ def test_a_claim_is_one_directory_shared_by_the_pods_that_mount_it(cluster: DevC
     assert kubectl(kubeconfig, "logs", "consumer", "-n", namespace) == "produced\n"
 
 
-def test_restart_policy_on_failure_runs_the_container_again(cluster: DevCluster, kubeconfig: str,
+def test_restart_policy_on_failure_runs_the_container_again(cluster: Cluster, kubeconfig: str,
                                                             namespace: str) -> None:
     script = "if [ -e /state/tried ]; then echo second; else touch /state/tried; echo first; exit 1; fi"
     create(cluster, namespace, "pods", pod("flaky", script, restartPolicy="OnFailure", volumes=[
@@ -259,7 +261,7 @@ def test_restart_policy_on_failure_runs_the_container_again(cluster: DevCluster,
     assert kubectl(kubeconfig, "logs", "flaky", "-n", namespace, "--previous") == "first\n"
 
 
-def test_kubectl_logs_follow_streams_until_the_container_ends(cluster: DevCluster, kubeconfig: str,
+def test_kubectl_logs_follow_streams_until_the_container_ends(cluster: Cluster, kubeconfig: str,
                                                               namespace: str, tmp_path: Path) -> None:
     create(cluster, namespace, "pods", pod("talker", "echo before; while [ ! -e /gate/open ]; do sleep 0.1; done; "
                                                      "echo after", volumes=[{"name": "gate", "hostPath": {
@@ -279,7 +281,7 @@ def test_kubectl_logs_follow_streams_until_the_container_ends(cluster: DevCluste
         follower.wait()
 
 
-def test_deleting_a_pod_kills_its_process_group(cluster: DevCluster, kubeconfig: str, namespace: str) -> None:
+def test_deleting_a_pod_kills_its_process_group(cluster: Cluster, kubeconfig: str, namespace: str) -> None:
     marker = f"KPLAN_TEST_MARKER_{uuid.uuid4().hex}"
     create(cluster, namespace, "pods", pod("sleeper", "sleep 300 & sleep 300 & echo forked; wait", container={
         "env": [{"name": marker, "value": "1"}]}))
@@ -292,7 +294,7 @@ def test_deleting_a_pod_kills_its_process_group(cluster: DevCluster, kubeconfig:
     assert processes_with(marker) == []
 
 
-def test_deleting_a_job_kills_its_pods_processes(cluster: DevCluster, kubeconfig: str, namespace: str) -> None:
+def test_deleting_a_job_kills_its_pods_processes(cluster: Cluster, kubeconfig: str, namespace: str) -> None:
     marker = f"KPLAN_TEST_MARKER_{uuid.uuid4().hex}"
     template = pod("", "echo started; sleep 300", container={"env": [{"name": marker, "value": "1"}]})
     code, body = cluster.request("POST", f"/apis/batch/v1/namespaces/{namespace}/jobs", body={
@@ -316,7 +318,7 @@ def test_deleting_a_job_kills_its_pods_processes(cluster: DevCluster, kubeconfig
     assert processes_with(marker) == []
 
 
-def test_restart_policy_always_starts_a_container_again_when_it_ends(cluster: DevCluster, namespace: str) -> None:
+def test_restart_policy_always_starts_a_container_again_when_it_ends(cluster: Cluster, namespace: str) -> None:
     create(cluster, namespace, "pods", pod("looping", "echo round", restartPolicy="Always"))
 
     def restarted() -> JsonDict | None:
@@ -328,20 +330,18 @@ def test_restart_policy_always_starts_a_container_again_when_it_ends(cluster: De
     assert read_pod(cluster, namespace, "looping")["status"]["phase"] == "Running"
 
 
-def test_a_deleted_pod_gets_sigterm_before_it_is_killed(cluster: DevCluster, kubeconfig: str,
+def test_a_deleted_pod_gets_sigterm_before_it_is_killed(cluster: Cluster, kubeconfig: str,
                                                         namespace: str) -> None:
     script = "trap 'echo terminating; exit 0' TERM; echo ready; while true; do sleep 0.1; done"
     create(cluster, namespace, "pods", pod("graceful", script))
-    phase_reached(cluster, namespace, "graceful", "Running")
-    url = f"{cluster.url}/api/v1/namespaces/{namespace}/pods/graceful/log?follow=true"
-    with urllib.request.urlopen(url, timeout=WAIT) as stream:
+    with following(cluster, namespace, "graceful") as stream:
         assert stream.readline() == b"ready\n"
         kubectl(kubeconfig, "delete", "pod", "graceful", "-n", namespace, "--wait=false")
         assert stream.readline() == b"terminating\n"
         assert stream.readline() == b""  # the run ended: the stream too
 
 
-def test_a_pod_past_its_active_deadline_is_killed_and_fails(cluster: DevCluster, namespace: str) -> None:
+def test_a_pod_past_its_active_deadline_is_killed_and_fails(cluster: Cluster, namespace: str) -> None:
     create(cluster, namespace, "pods", pod("slow", "sleep 300", activeDeadlineSeconds=1))
 
     failed = phase_reached(cluster, namespace, "slow", "Succeeded", "Failed")
@@ -393,15 +393,6 @@ def test_devcluster_help_says_no_image_is_pulled() -> None:
                           text=True, timeout=WAIT, check=False)
     assert done.returncode == 0
     assert "no image is pulled, the host's tools run" in " ".join(done.stdout.split())
-
-
-def test_the_process_runtime_is_for_the_dev_backend(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "engine.cli.main", "devcluster", "--backend", "real", "--runtime",
-                           "process", "--kubeconfig", str(tmp_path / "kc")], capture_output=True, text=True,
-                          timeout=WAIT, check=False)
-    assert done.returncode == 2
-    assert done.stderr == ("error: --runtime process is for the dev backend; the real API server would read pods' "
-                           "logs from a kubelet's HTTPS API, which the simulated kubelet does not serve\n")
 
 
 def test_the_process_runtime_needs_the_simulators(tmp_path: Path) -> None:

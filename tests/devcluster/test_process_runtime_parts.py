@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from engine.simulators.kubelet.containerlogs import LogStore, container_id
 from engine.simulators.kubelet.environment import ConfigError, command_line, environment, expand
-from engine.simulators.kubelet.logs import LogStore
 from engine.simulators.kubelet.podruns import ContainerState
 from engine.simulators.kubelet.podstatus import phase_of
 from engine.simulators.kubelet.processes import SANDBOX, UNSHARE, Exit
@@ -92,23 +92,24 @@ def test_the_phase_follows_the_containers(policy: str, inits: list[ContainerStat
     assert phase_of(policy, inits, mains) == phase
 
 
-def test_the_log_store_keeps_the_previous_run_and_bounds_each() -> None:
+def test_the_log_store_keeps_each_run_by_container_id_and_bounds_it() -> None:
     store = LogStore(limit=20)
-    first = store.open("u-1", "main")
+    first = store.open("u-1", container_id("u-1", "main", 0))
     first.write("stdout", b"one\ntw")
     first.write("stderr", b"err\n")
     first.write("stdout", b"o\n")
     first.close()
-    second = store.open("u-1", "main")
+    second = store.open("u-1", container_id("u-1", "main", 1))
     second.write("stdout", b"0123456789\n0123456789\nlost\n")
 
     assert first.text() == "one\nerr\ntwo\n"
-    assert store.get("u-1", "main", previous=True) is first
-    assert store.get("u-1", "main", previous=False) is second
+    assert store.get(container_id("u-1", "main", 0)) is first
+    assert store.get(container_id("u-1", "main", 1)) is second
     assert second.text() == "0123456789\n[kplan process runtime: output beyond 20 bytes was dropped]\n"
     assert second.lines() == (second.lines()[0], False)
     store.forget("u-1")
-    assert store.get("u-1", "main", previous=False) is None
+    assert store.get(container_id("u-1", "main", 1)) is None
+    assert second.lines()[1]  # closed with its pod: a follower stops
 
 
 def test_the_sandbox_runs_for_an_unprivileged_user() -> None:

@@ -1,5 +1,9 @@
 """The kubelet's side of Nodes: registers the configured nodes, keeps their status Ready and (if asked) their Lease.
 
+Every node is played by this one process, so each reports InternalIP 127.0.0.1 and the port of the kubelet API
+(engine/simulators/kubelet/server.py) as its daemonEndpoints.kubeletEndpoint: an API server reaches the node's
+kubelet there, as it reaches a real one (for pods/log).
+
 A real node lifecycle controller marks a node NotReady (and taints it) when its Lease in kube-node-lease is
 not renewed within the grace period; the dev cluster has none, so leases are renewed only where asked.
 """
@@ -19,6 +23,8 @@ LEASE_NAMESPACE = "kube-node-lease"
 LEASE_SECONDS = 40  # the kubelet's default nodeLeaseDurationSeconds
 RENEW_EVERY = 10.0  # seconds: a quarter of the lease duration, as the kubelet renews
 KUBELET_VERSION = "v1.37.2"
+ADDRESS = "127.0.0.1"  # every simulated node's InternalIP: where its kubelet API listens
+KUBELET_PORT = 10250  # the kubelet's default port, reported when no kubelet API is served
 CAPACITY = {"cpu": "8", "ephemeral-storage": "102400Mi", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
             "memory": "32Gi", "pods": "110"}
 PRESSURES = (
@@ -40,7 +46,7 @@ def node_manifest(name: str) -> JsonDict:
     return {"metadata": {"name": name, "labels": labels, "annotations": notes}, "spec": {}}
 
 
-def node_status(name: str, address: str, now: str) -> JsonDict:
+def node_status(name: str, port: int, now: str) -> JsonDict:
     stamps = ("lastHeartbeatTime",)
     conds: list[JsonDict] = []
     for type_, reason, message in PRESSURES:
@@ -52,8 +58,8 @@ def node_status(name: str, address: str, now: str) -> JsonDict:
         "capacity": dict(CAPACITY),
         "allocatable": dict(CAPACITY),
         "conditions": conds,
-        "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "addresses": [{"type": "InternalIP", "address": ADDRESS}, {"type": "Hostname", "address": name}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
         "nodeInfo": {
             "machineID": ident.replace("-", ""), "systemUUID": ident, "bootID": ident,
             "kernelVersion": "6.8.0", "osImage": "kplan devcluster", "containerRuntimeVersion": "containerd://2.1.0",
@@ -75,10 +81,10 @@ class NodeController:
 
     name = "nodes"
 
-    def __init__(self, api: Api, *, leases: bool = False) -> None:
+    def __init__(self, api: Api, *, leases: bool = False, kubelet_port: int = KUBELET_PORT) -> None:
         self._api = api
         self._leases = leases
-        self._addresses: dict[str, str] = {}
+        self._port = kubelet_port
 
     def register(self, names: Sequence[str]) -> None:
         """Create the configured nodes (an existing one is kept) with their status, before anything else runs."""
@@ -95,19 +101,14 @@ class NodeController:
     def expand(self, marker: str) -> Iterable[Ref]:
         return [("", str(n["metadata"]["name"])) for n in self._api.objects(NODE)] if marker == EVERYTHING else []
 
-    def address(self, name: str) -> str:
-        if name not in self._addresses:
-            n = len(self._addresses)
-            self._addresses[name] = f"172.18.{n // 250}.{n % 250 + 2}"
-        return self._addresses[name]
-
     def reconcile(self, namespace: str, name: str) -> float | None:
         node = self._api.get(NODE, "", name)
         if node is None:
             return None
         status = node.get("status") or {}
-        if conditions.find(status.get("conditions") or [], "Ready") is None:
-            fresh = {**status, **node_status(name, self.address(name), conditions.timestamp())}
+        port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+        if conditions.find(status.get("conditions") or [], "Ready") is None or port != self._port:
+            fresh = {**status, **node_status(name, self._port, conditions.timestamp())}
             self._api.write_status(NODE, node, fresh, MANAGER)
         if not self._leases:
             return None

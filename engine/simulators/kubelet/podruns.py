@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.simulators.kubelet.containerlogs import LogStore, container_id
 from engine.simulators.kubelet.environment import ConfigError, JsonDict, Lookup, command_line, environment
-from engine.simulators.kubelet.logs import LogStore
 from engine.simulators.kubelet.processes import UNSHARE, Exit, Launch, Process
 from engine.simulators.kubelet.volumes import PodVolumes, container_mounts
 
@@ -49,6 +49,7 @@ class ContainerState:
     terminated: Exit | None = None
     last: Exit | None = None
     restarts: int = 0
+    container_id: str = ""  # the current run's (or, between runs, the last one's)
 
     @property
     def succeeded(self) -> bool:
@@ -100,15 +101,19 @@ class ContainerRun:
         return self.process.exit if self.process is not None else None
 
     def state(self, termination: Exit | None) -> ContainerState:
+        last_id = self.last.container_id if self.last is not None else ""
         if self.waiting is not None or self.process is None:
             return ContainerState(self.name, self.waiting or ("ContainerCreating", ""), last=self.last,
-                                  restarts=self.restarts)
+                                  restarts=self.restarts, container_id=last_id)
+        cid = self.process.container_id
         if termination is not None:
-            return ContainerState(self.name, terminated=termination, last=self.last, restarts=self.restarts)
+            return ContainerState(self.name, terminated=termination, last=self.last, restarts=self.restarts,
+                                  container_id=cid)
         if not self.process.running:
-            return ContainerState(self.name, ("ContainerCreating", ""), last=self.last, restarts=self.restarts)
+            return ContainerState(self.name, ("ContainerCreating", ""), last=self.last, restarts=self.restarts,
+                                  container_id=last_id)
         return ContainerState(self.name, running_since=self.process.started_at, last=self.last,
-                              restarts=self.restarts)
+                              restarts=self.restarts, container_id=cid)
 
 
 @dataclass
@@ -132,7 +137,7 @@ class ProcessRuntime:
     def __init__(self, lookup: Lookup, limits: Limits | None = None, root: Path | None = None) -> None:
         self.lookup = lookup
         self.limits = limits or Limits()
-        self.logs = LogStore(self.limits.max_log_bytes)
+        self.logs = LogStore(self.limits.max_log_bytes)  # the kubelet's, which serves them
         self.notify: Callable[[str, str], None] = lambda namespace, name: None
         self.problem = isolation_problem()
         self._root = root or Path(tempfile.mkdtemp(prefix="kplan-runtime-"))
@@ -190,7 +195,7 @@ class ProcessRuntime:
                 message = (f"back-off {wait:.0f}s restarting failed container={container.name} pod="
                            f"{pod['metadata']['name']}_{pod['metadata'].get('namespace', '')}({run.uid})")
                 return ContainerState(container.name, ("CrashLoopBackOff", message), last=ended,
-                                      restarts=container.restarts)
+                                      restarts=container.restarts, container_id=ended.container_id)
             container.last, container.restarts, container.not_before = ended, container.restarts + 1, 0.0
             container.process = None
         if container.process is None:
@@ -215,9 +220,10 @@ class ProcessRuntime:
             mounts = []  # no private mount namespace: no termination message file either
         container.waiting = None
         namespace, name = str(pod["metadata"].get("namespace") or ""), str(pod["metadata"]["name"])
+        cid = container_id(run.uid, container.name, container.restarts)
         launch = Launch(command_line(spec, env), env, str(spec.get("workingDir") or ""), mounts, folder,
-                        isolate=not self.problem)
-        log = self.logs.open(run.uid, container.name)
+                        isolate=not self.problem, container_id=cid)
+        log = self.logs.open(run.uid, cid)
         container.process = Process(launch, log, self._max_seconds(pod),
                                     lambda: self.notify(namespace, name))
 
@@ -240,7 +246,7 @@ class ProcessRuntime:
         if not message and ended.code != 0 and policy == "FallbackToLogsOnError" and container.process is not None:
             tail = container.process.log.text().splitlines()[-FALLBACK_LINES:]
             message = "\n".join(tail)[-2048:]
-        result = Exit(ended.code, ended.reason, message, ended.started_at, ended.finished_at)
+        result = Exit(ended.code, ended.reason, message, ended.started_at, ended.finished_at, ended.container_id)
         if container.process is not None:
             run.messages[container.name] = (container.process, result)
         return result

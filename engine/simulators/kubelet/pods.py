@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from engine.simulators import events, placement, steering
 from engine.simulators.api import NODE, POD, Api, JsonDict, ref_of
 from engine.simulators.conditions import timestamp
+from engine.simulators.kubelet.containerlogs import LogStore, container_id
 from engine.simulators.kubelet.nodes import internal_ip
 from engine.simulators.kubelet.podruns import ProcessRuntime, host_environment
 from engine.simulators.kubelet.podstatus import (
@@ -24,6 +25,7 @@ PENDING = "*pending"  # resync marker: every Pending pod (a node appeared or cha
 ORPHANS = "*orphans"  # resync marker: every pod bound to a node that is gone
 TERMINAL = ("Succeeded", "Failed")
 STOP_RECHECK = 0.5  # seconds between looks at a deleted pod whose processes are still stopping
+ENDED = (Stage.SUCCEEDED, Stage.FAILED, Stage.CRASHING)  # the simulated containers' run is over
 
 
 def grace_of(pod: JsonDict) -> float:
@@ -50,8 +52,10 @@ class PodController:
 
     name = "pods"
 
-    def __init__(self, api: Api, *, schedule: bool = True, runtime: ProcessRuntime | None = None) -> None:
+    def __init__(self, api: Api, logs: LogStore, *, schedule: bool = True,
+                 runtime: ProcessRuntime | None = None) -> None:
         self._api = api
+        self._logs = logs  # what the simulated containers print (the process runtime writes its own there)
         self._scheduling = schedule  # False where a real kube-scheduler binds pods
         self._runtime = runtime  # runs the containers as processes; None: their lives are simulated
         self._uids: dict[Ref, str] = {}  # the pod each key last named, for the runtime to forget
@@ -79,12 +83,12 @@ class PodController:
             self._clock.forget((namespace, name))
             self._unschedulable.pop((namespace, name), None)
             uid = self._uids.pop((namespace, name), None)
-            if uid is not None and self._runtime is not None:
-                self._runtime.forget(uid)
+            if uid is not None:
+                self._forget(uid)
             return None
         uid = str(pod["metadata"].get("uid") or "")
-        if self._runtime is not None and self._uids.setdefault((namespace, name), uid) != uid:
-            self._runtime.forget(self._uids[(namespace, name)])  # a pod of the same name replaced it
+        if self._uids.setdefault((namespace, name), uid) != uid:
+            self._forget(self._uids[(namespace, name)])  # a pod of the same name replaced it
             self._uids[(namespace, name)] = uid
         if pod["metadata"].get("deletionTimestamp"):
             return self._confirm_deletion(pod)
@@ -96,6 +100,11 @@ class PodController:
                 return None
             return self._schedule(pod)
         return self._run(pod)
+
+    def _forget(self, uid: str) -> None:
+        if self._runtime is not None:
+            self._runtime.forget(uid)
+        self._logs.forget(uid)
 
     def _confirm_deletion(self, pod: JsonDict) -> float | None:
         """The kubelet stops the containers and deletes the pod for good (grace period 0)."""
@@ -139,8 +148,23 @@ class PodController:
         remaining = self._clock.remaining(ref, uid, steering.duration_of(pod))
         stage = stage_after(pod, remaining)
         when = Placement(internal_ip(node), self._pod_ip(pod), timestamp())
+        self._print(pod, stage)
         self._api.write_status(POD, pod, pod_status(pod, stage, when), KUBELET)
         return remaining if remaining > 0 else None
+
+    def _print(self, pod: JsonDict, stage: Stage) -> None:
+        """The simulated containers' logs: opened with what they print as they start, closed when they end."""
+        spec, uid = pod.get("spec") or {}, str(pod["metadata"].get("uid") or "")
+        inits = [(c, True) for c in spec.get("initContainers") or [] if isinstance(c, dict)]
+        for container, done in [*inits, *((c, stage in ENDED) for c in spec.get("containers") or [])]:
+            name = str(container.get("name") or "")
+            cid = container_id(uid, name)
+            fresh = self._logs.get(cid) is None
+            log = self._logs.open(uid, cid)
+            if fresh:
+                log.write("stdout", steering.output(pod, name).encode())
+            if done:
+                log.close()
 
     def _run_processes(self, pod: JsonDict, node: JsonDict) -> float | None:
         """The runtime's containers: started or restarted as needed, their states written as the pod's status."""

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from engine.simulators import conditions, steering
+from engine.simulators.kubelet.containerlogs import container_id
 from engine.simulators.kubelet.podruns import ContainerState
 from engine.simulators.kubelet.processes import Exit
 
@@ -55,10 +56,6 @@ def repository(ref: str) -> str:
 def image_id(image: str) -> str:
     ref = image_ref(image)
     return f"{repository(ref)}@sha256:{hashlib.sha256(ref.encode()).hexdigest()}"
-
-
-def container_id(pod_uid: str, container: str) -> str:
-    return "containerd://" + hashlib.sha256(f"{pod_uid}/{container}".encode()).hexdigest()
 
 
 def scheduled_condition(status: JsonDict, ok: bool, message: str, now: str) -> list[JsonDict]:
@@ -195,26 +192,26 @@ def phase_of(policy: str, inits: Sequence[ContainerState], mains: Sequence[Conta
     return "Running"
 
 
-def exit_state(ended: Exit, cid: str) -> JsonDict:
+def exit_state(ended: Exit) -> JsonDict:
     state: JsonDict = {"exitCode": ended.code, "reason": ended.reason}
     if ended.message:
         state["message"] = ended.message
-    return {**state, "startedAt": ended.started_at, "finishedAt": ended.finished_at, "containerID": cid}
+    return {**state, "startedAt": ended.started_at, "finishedAt": ended.finished_at, "containerID": ended.container_id}
 
 
 def observed_container(pod: JsonDict, container: JsonDict, state: ContainerState) -> JsonDict:
     """One entry of containerStatuses for a container of the process runtime."""
     image, name = str(container.get("image") or ""), state.name
-    cid = container_id(f"{pod['metadata'].get('uid')}/{state.restarts}", name)
-    entry: JsonDict = {"name": name, "image": image_ref(image), "imageID": image_id(image), "containerID": cid,
+    entry: JsonDict = {"name": name, "image": image_ref(image), "imageID": image_id(image),
+                       "containerID": state.container_id,
                        "ready": bool(state.running_since), "started": bool(state.running_since),
                        "restartCount": state.restarts, "lastState": {}}
     if state.last is not None:
-        entry["lastState"] = {"terminated": exit_state(state.last, cid)}
+        entry["lastState"] = {"terminated": exit_state(state.last)}
     if state.running_since:
         entry["state"] = {"running": {"startedAt": state.running_since}}
     elif state.terminated is not None:
-        entry["state"] = {"terminated": exit_state(state.terminated, cid)}
+        entry["state"] = {"terminated": exit_state(state.terminated)}
     else:
         reason, message = state.waiting or ("ContainerCreating", "")
         entry["state"] = {"waiting": {"reason": reason, **({"message": message} if message else {})}}

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.simulators.conditions import timestamp
-from engine.simulators.kubelet.logs import ContainerLog
+from engine.simulators.kubelet.containerlogs import ContainerLog
 from engine.simulators.kubelet.volumes import Mount
 
 SANDBOX = Path(__file__).with_name("sandbox.py")
@@ -43,6 +43,7 @@ class Launch:
     mounts: Sequence[Mount]
     folder: Path  # the run's own directory (its spec and private root)
     isolate: bool  # in a private user and mount namespace (the mounts need it)
+    container_id: str = ""  # the run's ID in the pod's status (its log's key)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Exit:
     message: str
     started_at: str
     finished_at: str
+    container_id: str = ""
 
 
 def sandbox_command(launch: Launch, status_fd: int) -> list[str]:
@@ -73,6 +75,7 @@ class Process:
 
     def __init__(self, launch: Launch, log: ContainerLog, max_seconds: float, on_exit: Callable[[], None]) -> None:
         self.log = log
+        self.container_id = launch.container_id
         self.started_at = timestamp()
         self.running = False  # the command was exec'd
         self.exit: Exit | None = None
@@ -181,5 +184,5 @@ class Process:
     def _finish(self, code: int, reason: str, message: str) -> None:
         self.log.close()
         started = NEVER_STARTED if reason == "StartError" else self.started_at  # as containerd reports it
-        self.exit = Exit(code, reason, message, started, timestamp())
+        self.exit = Exit(code, reason, message, started, timestamp(), self.container_id)
         self._on_exit()
