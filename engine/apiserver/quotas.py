@@ -162,11 +162,12 @@ def status_of(quota: JsonDict, objects: Mapping[str, Sequence[JsonDict]]) -> Jso
 
 
 def matches(quota: JsonDict, key: str, obj: JsonDict) -> bool:
-    """Whether the quota's scopes select the object (only pods are scoped)."""
+    """Whether the quota's scopes select the object (only pods are scoped; a scopeSelector selects none here)."""
     scopes = list(get_path(quota, ["spec", "scopes"]) or [])
-    if not scopes and not get_path(quota, ["spec", "scopeSelector"]):
+    selector = get_path(quota, ["spec", "scopeSelector"])
+    if not scopes and not selector:
         return True
-    if key != PODS:
+    if key != PODS or selector:
         return False
     spec = obj.get("spec") or {}
     best_effort = not any(get_path(c, ["resources", "requests"]) or get_path(c, ["resources", "limits"])
