@@ -9,7 +9,18 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import celrules, crds, quantities, quotas, scale, ssa, strategies, structural, validation
+from engine.apiserver import (
+    celrules,
+    crds,
+    limitranges,
+    quantities,
+    quotas,
+    scale,
+    ssa,
+    strategies,
+    structural,
+    validation,
+)
 from engine.apiserver.defaults import apply_builtin
 from engine.apiserver.objects import (
     JsonDict,
@@ -176,9 +187,10 @@ def create(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
         new = prepare_new(api, rt, body)
         apply_defaults(api, rt, new)
         check_valid(api, rt, new, None)
-        charges = admit_to_quotas(api, rt, new, None)
         new = ssa.track_update(None, new, type_=api.type_of(rt), manager=opts.manager, api_version=rt.api_version,
                                now=now())
+        admit_to_limit_ranges(api, rt, new)
+        charges = admit_to_quotas(api, rt, new, None)
         stored = commit_create(api, rt, new, opts)
         if not opts.dry_run:
             charge_quotas(api, namespace_of(stored), charges)
@@ -294,6 +306,20 @@ def admit_to_quotas(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | N
         return quotas.admit(rt.key, new, old, api.store.items(quotas.QUOTAS, namespace_of(new)))
     except quotas.QuotaRefusal as e:
         raise forbidden(rt, name_of(new), str(e)) from e
+
+
+def admit_to_limit_ranges(api: Api, rt: ResourceType, pod: JsonDict) -> None:
+    """The LimitRanger admission of a created pod: defaults from the namespace's LimitRanges (after managedFields,
+    which admission's changes are not part of), then their min and max (403)."""
+    if rt.key != "/pods" or not api.store.count(limitranges.LIMIT_RANGES, namespace_of(pod)):
+        return
+    ranges = api.store.items(limitranges.LIMIT_RANGES, namespace_of(pod))
+    limitranges.apply_defaults(pod, ranges)
+    pod.setdefault("status", {})["qosClass"] = strategies.qos_class(pod.get("spec") or {})
+    try:
+        limitranges.check(pod, ranges)
+    except limitranges.LimitViolation as e:
+        raise forbidden(rt, name_of(pod), str(e)) from e
 
 
 def charge_quotas(api: Api, namespace: str, charges: list[quotas.Charge]) -> None:
