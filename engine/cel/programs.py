@@ -31,6 +31,7 @@ _GO_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 # String literals (raw, triple-quoted, plain), blanked before looking for identifiers.
 _NO_OVERLOAD = re.compile(r"<input>:(\d+):(\d+): found no matching overload for '([\w.]+)' applied to '\((.*)\)'")
+_LOCATION = re.compile(r"ERROR: <input>:(\d+):(\d+):")
 _STRINGS = re.compile(r"""[rR]?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""", re.S)
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")
 
@@ -76,6 +77,14 @@ def go_words(message: str) -> str:
     return message
 
 
+def _by_location(message: str) -> str:
+    """cel-go lists a compilation's errors in source order; cel-cpp in the order its passes found them."""
+    blocks = re.split(r"\n(?=ERROR: <input>:)", message)
+    located = [(tuple(int(n) for n in found.groups()) if (found := _LOCATION.match(b)) else (0, 0), i, b)
+               for i, b in enumerate(blocks)]
+    return "\n".join(b for _, _, b in sorted(located))
+
+
 def _overload_words(source: str, found: re.Match[str]) -> str:
     """cel-go names a member call's arguments `receiver.(args)`; cel-cpp lists them all as `(receiver, args)`."""
     line, column, name, args = int(found.group(1)), int(found.group(2)), found.group(3), found.group(4)
@@ -100,20 +109,22 @@ def blank_strings(source: str) -> str:
 
 
 @functools.cache
-def _environment(variables: tuple[str, ...]) -> Any:
+def _environment(variables: tuple[str, ...], bindings: bool) -> Any:
+    binding = [ext_bindings.ExtBindings()] if bindings else []
     return cel.NewEnv(variables={name: cel.Type.DYN for name in variables},
-                      extensions=[ext_strings.ExtStrings(version=2), ext_optional.ExtOptional(),
-                                  ext_bindings.ExtBindings(), extras.extension()],
+                      extensions=[ext_strings.ExtStrings(version=2), ext_optional.ExtOptional(), *binding,
+                                  extras.extension()],
                       functions=library.declarations())
 
 
 @functools.lru_cache(maxsize=4096)
-def compile_expression(source: str, variables: tuple[str, ...]) -> Program:
-    """Parse and check `source` with the given (dynamically typed) variables; raises CompileError."""
+def compile_expression(source: str, variables: tuple[str, ...], *, bindings: bool = True) -> Program:
+    """Parse and check `source` with the given (dynamically typed) variables; raises CompileError.
+    `bindings=False`: without `cel.bind`, as kube-apiserver compiles CRD validation rules."""
     try:
-        expression = _environment(tuple(sorted(variables))).compile(source)
+        expression = _environment(tuple(sorted(variables)), bindings).compile(source)
     except Exception as e:  # the compiler raises bare RuntimeErrors
         message = _STATUS_TAIL.sub("", _STATUS.sub("", str(e).strip(), count=1))
-        raise CompileError(_NO_OVERLOAD.sub(lambda m: _overload_words(source, m), message)) from e
+        raise CompileError(_by_location(_NO_OVERLOAD.sub(lambda m: _overload_words(source, m), message))) from e
     result = expression.return_type().name().lower()
     return Program(source, expression, result, references(source) & frozenset(variables))

@@ -93,6 +93,13 @@ def test_a_library_rule_that_does_not_hold_is_reported(devcluster: Cluster, grou
                                  " | .............^"),
     ("'abc'.reverse() == 'cba'", "compilation failed: ERROR: <input>:1:14: found no matching overload for 'reverse' "
                                  "applied to 'string.()'\n | 'abc'.reverse() == 'cba'\n | .............^"),
+    ("cel.bind(x, 1, x + 1) == 2", "compilation failed: ERROR: <input>:1:1: undeclared reference to 'cel' (in "
+                                   "container '')\n | cel.bind(x, 1, x + 1) == 2\n | ^\nERROR: <input>:1:9: "
+                                   "undeclared reference to 'bind' (in container '')\n | cel.bind(x, 1, x + 1) == 2\n"
+                                   " | ........^\nERROR: <input>:1:10: undeclared reference to 'x' (in container '')"
+                                   "\n | cel.bind(x, 1, x + 1) == 2\n | .........^\nERROR: <input>:1:16: undeclared "
+                                   "reference to 'x' (in container '')\n | cel.bind(x, 1, x + 1) == 2\n"
+                                   " | ...............^"),
 ])
 def test_functions_the_server_does_not_offer_are_refused(devcluster: Cluster, rule: str, detail: str) -> None:
     name = f"b{uuid.uuid4().hex[:8]}.example.com"
