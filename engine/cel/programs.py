@@ -1,8 +1,9 @@
 """Compiling and evaluating CEL expressions, with errors worded the way cel-go (and so the API server) words them.
 
-One environment per set of variable names (all dynamically typed), with the strings, optional and math
-extensions of CEL and the Kubernetes libraries of `engine.cel.library`. Programs are compiled once and
-cached; evaluation is a pure function of the values given.
+One environment per set of variable names (all dynamically typed), with what kube-apiserver offers: the strings
+(version 2), optional and bindings extensions of CEL and the Kubernetes libraries of `engine.cel.library` and
+`engine.cel.extras` (no math extension: the API server has none). Programs are compiled once and cached;
+evaluation is a pure function of the values given.
 """
 
 from __future__ import annotations

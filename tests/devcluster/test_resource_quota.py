@@ -131,6 +131,17 @@ def test_a_node_port_service_counts_its_ports(devcluster: Cluster, namespace: st
         0] == 201
 
 
+def test_an_update_is_charged_what_it_adds(devcluster: Cluster, namespace: str) -> None:
+    create_quota(devcluster, namespace, {"services.nodeports": "0"})
+    assert post(devcluster, namespace, "services", {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})[
+        0] == 201
+    path = f"/api/v1/namespaces/{namespace}/services/s"
+    forbidden(devcluster.request("PATCH", path, body={"spec": {"type": "NodePort"}},
+                                 content_type="application/merge-patch+json"), "services", "s",
+              "exceeded quota: q, requested: services.nodeports=1, used: services.nodeports=0, "
+              "limited: services.nodeports=0")
+
+
 def test_a_deleted_pod_gives_its_share_back(devcluster: Cluster, namespace: str) -> None:
     create_quota(devcluster, namespace, {"pods": "1"})
     assert post(devcluster, namespace, "pods", pod("p1"))[0] == 201
