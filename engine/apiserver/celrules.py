@@ -100,7 +100,7 @@ def _compile_rule(node: Schema, root: bool, spec: Mapping[str, Any], at: str,
                   problems: list[FieldError]) -> Rule | None:
     variables = _variables(node, root, spec.get("optionalOldSelf") is True)
     try:
-        program = cel.compile_checked(str(spec["rule"]), variables)
+        program = cel.compile_checked(str(spec["rule"]), variables, bindings=False)
     except cel.CompileError as e:
         problems.append(FieldError(ErrorType.INVALID, f"{at}.rule", _go_rule(spec), f"compilation failed: {e}"))
         return None
@@ -111,7 +111,7 @@ def _compile_rule(node: Schema, root: bool, spec: Mapping[str, Any], at: str,
     message = None
     if str(spec.get("messageExpression") or "").strip():
         try:
-            message = cel.compile_checked(str(spec["messageExpression"]), variables)
+            message = cel.compile_checked(str(spec["messageExpression"]), variables, bindings=False)
         except cel.CompileError as e:
             problems.append(FieldError(ErrorType.INVALID, f"{at}.messageExpression", _go_rule(spec),
                                        f"messageExpression compilation failed: {e}"))

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import crds
+from engine.apiserver import crds, quotausage
 from engine.apiserver.deletion import FOREGROUND, ORPHAN, DeleteOptions, delete_object
 from engine.apiserver.objects import (
     JsonDict,
@@ -117,6 +117,7 @@ class Controllers:
 
     def handle(self, event: Event) -> None:
         obj = event.obj
+        quotausage.sync(self.api, namespace_of(obj))
         if event.type == DELETED:
             self._owner_gone(uid_of(obj))
             self._dependent_gone(obj)

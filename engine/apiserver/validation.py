@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from engine.apiserver import statefulsets
+from engine.apiserver import quotas, statefulsets
 from engine.apiserver.objects import JsonDict, finalizers_of, get_path, is_terminating, owner_refs
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.selectors import selector_from_label_selector
@@ -161,6 +161,7 @@ def builtin_errors(rt: ResourceType, obj: JsonDict) -> list[FieldError]:
         "/services": lambda: _service_errors(obj.get("spec") or {}),
         "/configmaps": lambda: _key_errors(obj, ("data", "binaryData")),
         "/secrets": lambda: _key_errors(obj, ("data", "stringData")),
+        quotas.QUOTAS: lambda: quotas.hard_errors(obj),
     }
     check = checks.get(rt.key)
     return check() if check else []

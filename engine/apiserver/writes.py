@@ -9,7 +9,18 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import celrules, crds, quantities, scale, ssa, strategies, structural, validation
+from engine.apiserver import (
+    celrules,
+    crds,
+    limitranges,
+    quantities,
+    quotas,
+    scale,
+    ssa,
+    strategies,
+    structural,
+    validation,
+)
 from engine.apiserver.defaults import apply_builtin
 from engine.apiserver.objects import (
     JsonDict,
@@ -178,7 +189,11 @@ def create(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
         check_valid(api, rt, new, None)
         new = ssa.track_update(None, new, type_=api.type_of(rt), manager=opts.manager, api_version=rt.api_version,
                                now=now())
+        admit_to_limit_ranges(api, rt, new)
+        charges = admit_to_quotas(api, rt, new, None)
         stored = commit_create(api, rt, new, opts)
+        if not opts.dry_run:
+            charge_quotas(api, namespace_of(stored), charges)
     return ApiResponse(201, served_form(rt, stored), warnings=opts.warnings)
 
 
@@ -278,6 +293,48 @@ def stored_form(rt: ResourceType, obj: JsonDict) -> JsonDict:
     return obj
 
 
+# quota admission -----------------------------------------------------------------------------------------------
+
+QUOTA_MANAGER = "kube-apiserver"
+
+
+def admit_to_quotas(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None) -> list[quotas.Charge]:
+    """The ResourceQuota admission: a write beyond a quota of its namespace is refused (403)."""
+    if not rt.namespaced or not api.store.count(quotas.QUOTAS, namespace_of(new)):
+        return []
+    try:
+        return quotas.admit(rt.key, new, old, api.store.items(quotas.QUOTAS, namespace_of(new)))
+    except quotas.QuotaRefusal as e:
+        raise forbidden(rt, name_of(new), str(e)) from e
+
+
+def admit_to_limit_ranges(api: Api, rt: ResourceType, pod: JsonDict) -> None:
+    """The LimitRanger admission of a created pod: defaults from the namespace's LimitRanges (after managedFields,
+    which admission's changes are not part of), then their min and max (403)."""
+    if rt.key != "/pods" or not api.store.count(limitranges.LIMIT_RANGES, namespace_of(pod)):
+        return
+    ranges = api.store.items(limitranges.LIMIT_RANGES, namespace_of(pod))
+    limitranges.apply_defaults(pod, ranges)
+    pod.setdefault("status", {})["qosClass"] = strategies.qos_class(pod.get("spec") or {})
+    try:
+        limitranges.check(pod, ranges)
+    except limitranges.LimitViolation as e:
+        raise forbidden(rt, name_of(pod), str(e)) from e
+
+
+def charge_quotas(api: Api, namespace: str, charges: list[quotas.Charge]) -> None:
+    """Record the admitted write's usage in its quotas' status, as the admission plugin does."""
+    quota_types = api.registry.by_key(quotas.QUOTAS)
+    for charge in charges:
+        old = api.store.get(quotas.QUOTAS, namespace, charge.name)
+        if old is None or not quota_types:
+            continue
+        new = copy_json(old)
+        new["status"] = {**(new.get("status") or {}), "used": charge.used}
+        commit_update(api, Target(quota_types[0], namespace, charge.name, "status"), old, new,
+                      WriteOptions(False, QUOTA_MANAGER, "Ignore"))
+
+
 # update --------------------------------------------------------------------------------------------------------
 
 
@@ -335,6 +392,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     crds.prepare_for_update(rt, new, old)
     apply_defaults(api, rt, new)
     check_valid(api, rt, new, old, opts.warnings)
+    charges = admit_to_quotas(api, rt, new, old) if not sub else []
     if strategies.spec_changed(rt, new, old):
         meta(new)["generation"] = int(meta(new).get("generation") or 0) + 1
     if not tracked:
@@ -344,7 +402,9 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
         return 200, old
     if opts.dry_run:
         return 200, new
-    return 200, store_update(api, rt, new)
+    stored = store_update(api, rt, new)
+    charge_quotas(api, namespace_of(stored), charges)
+    return 200, stored
 
 
 def store_update(api: Api, rt: ResourceType, new: JsonDict) -> JsonDict:

@@ -20,9 +20,10 @@ __all__ = [
 ]
 
 
-def compile_checked(source: str, variables: Mapping[str, Schema | None]) -> Program:
-    """Compile with these variables, and check their field selections where a variable's schema is given."""
-    program = compile_expression(source, tuple(sorted(variables)))
+def compile_checked(source: str, variables: Mapping[str, Schema | None], *, bindings: bool = True) -> Program:
+    """Compile with these variables, and check their field selections where a variable's schema is given
+    (`bindings=False`: no `cel.bind`, as in CRD validation rules)."""
+    program = compile_expression(source, tuple(sorted(variables)), bindings=bindings)
     problems = field_errors(source, variables)
     if problems:
         raise CompileError(render(source, problems))

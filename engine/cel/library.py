@@ -1,6 +1,6 @@
 """The Kubernetes CEL libraries CEL itself lacks: list helpers, regex find, and quantities.
 
-(The lists' `indexOf`/`lastIndexOf` are left out: the strings extension owns those names.)
+(The lists' `indexOf`/`lastIndexOf`, url, ip, cidr and semver are in `engine.cel.extras`.)
 
 Mirrors k8s.io/apiserver/pkg/cel/library (lists.go, regex.go, quantity.go). A quantity is carried as a
 one-entry map holding its exact value, so `==` compares values (`quantity('1') == quantity('1000m')`).
@@ -17,16 +17,16 @@ from typing import Any
 from cel_expr_python import cel
 
 from engine import quantity
+from engine.cel import extras
+from engine.cel.extras import LibraryError, parses
+from engine.cel.extras import function as _global
+from engine.cel.extras import member as _member
 
 __all__ = ["QUANTITY_KEY", "declarations"]
 
 T = cel.Type
 QUANTITY_KEY = "kubernetes.Quantity"
 QUANTITY_TYPE = T.Map(T.STRING, T.STRING)
-
-
-class LibraryError(ValueError):
-    """An error a library function reports (the words of its Go counterpart)."""
 
 
 def _is_sorted(items: Sequence[Any]) -> bool:
@@ -71,14 +71,6 @@ def _quantity(text: str) -> dict[str, str]:
         raise LibraryError(str(e)) from e
 
 
-def _is_quantity(text: str) -> bool:
-    try:
-        quantity.parse(text)
-    except quantity.QuantityError:
-        return False
-    return True
-
-
 def _as_integer(value: Any) -> int:
     amount = _as_quantity(value).value
     if amount.denominator != 1 or not -(1 << 63) <= amount <= (1 << 63) - 1:
@@ -98,20 +90,19 @@ def _int_quantity(number: int) -> dict[str, str]:
     return {QUANTITY_KEY: str(number)}
 
 
-def _member(overload: str, result: Any, params: Sequence[Any], impl: Callable[..., Any]) -> cel.Overload:
-    return cel.Overload(overload, result, list(params), is_member=True, impl=impl)
-
-
-def _global(overload: str, result: Any, params: Sequence[Any], impl: Callable[..., Any]) -> cel.Overload:
-    return cel.Overload(overload, result, list(params), impl=impl)
+def _compare(value: Any, other: Any) -> int:
+    """Quantities and semvers share these comparisons (both are carried as one-entry maps)."""
+    if extras.SEMVER_KEY in value and extras.SEMVER_KEY in other:
+        a, b = extras.semver_key(value), extras.semver_key(other)
+        return (a > b) - (a < b)
+    return _as_quantity(value).compare(_as_quantity(other))
 
 
 def declarations() -> list[cel.FunctionDecl]:
     """The function declarations (with their implementations) added to every kplan CEL environment."""
     dyn_list, q = T.List(T.DYN), QUANTITY_TYPE
-    compare = {"isGreaterThan": lambda a, b: _as_quantity(a).compare(_as_quantity(b)) > 0,
-               "isLessThan": lambda a, b: _as_quantity(a).compare(_as_quantity(b)) < 0,
-               "compareTo": lambda a, b: _as_quantity(a).compare(_as_quantity(b))}
+    compare = {"isGreaterThan": lambda a, b: _compare(a, b) > 0, "isLessThan": lambda a, b: _compare(a, b) < 0,
+               "compareTo": _compare}
     decls = [
         cel.FunctionDecl("isSorted", [_member("list_is_sorted", T.BOOL, [dyn_list], _is_sorted)]),
         cel.FunctionDecl("sum", [_member("list_sum", T.DYN, [dyn_list], _sum)]),
@@ -122,7 +113,7 @@ def declarations() -> list[cel.FunctionDecl]:
             _member("string_find_all", T.List(T.STRING), [T.STRING, T.STRING], _find_all),
             _member("string_find_all_n", T.List(T.STRING), [T.STRING, T.STRING, T.INT], _find_all)]),
         cel.FunctionDecl("quantity", [_global("string_to_quantity", q, [T.STRING], _quantity)]),
-        cel.FunctionDecl("isQuantity", [_global("is_quantity", T.BOOL, [T.STRING], _is_quantity)]),
+        cel.FunctionDecl("isQuantity", [_global("is_quantity", T.BOOL, [T.STRING], parses(_quantity))]),
         cel.FunctionDecl("sign", [_member("quantity_sign", T.INT, [q], lambda a: _as_quantity(a).sign)]),
         cel.FunctionDecl("isInteger", [_member("quantity_is_integer", T.BOOL, [q],
                                                lambda a: _as_quantity(a).value.denominator == 1)]),

@@ -39,9 +39,10 @@ QPS = ("--kube-api-qps=200", "--kube-api-burst=400")  # the controllers must not
 
 
 # The controllers an API server needs for its own semantics (what the dev backend's API server does itself):
-# garbage collection, namespace deletion, and the default ServiceAccount and root CA of each namespace.
+# garbage collection, namespace deletion, the default ServiceAccount and root CA of each namespace, and the
+# usage of ResourceQuotas (their admission refuses nothing until the controller has filled their status).
 API_CONTROLLERS = ("garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
-                   "root-ca-certificate-publisher-controller")
+                   "root-ca-certificate-publisher-controller", "resourcequota-controller")
 
 
 class ControlPlane:
