@@ -89,7 +89,8 @@ def test_get_and_list_give_copies_and_shared_gives_the_cached_object(kube: Kube,
     caches.ensure("v1", "ConfigMap")
 
     caches.get("v1", "ConfigMap", "settings", namespace)["data"]["a"] = "changed"
-    caches.list("v1", "ConfigMap", namespace)[0]["data"]["a"] = "changed"
+    for listed in caches.list("v1", "ConfigMap", namespace):
+        listed["data"] = {"a": "changed"}
 
     shared = caches.shared("v1", "ConfigMap", "settings", namespace)
     assert shared is not None and shared["data"] == {"a": "1"}
