@@ -13,7 +13,7 @@ from engine.apiserver.merging import MISSING, compare, fieldset, merge, prune, s
 from engine.apiserver.objects import copy_json
 from engine.apiserver.schema import TypeNode
 
-__all__ = ["ApplyConflict", "apply", "strip_managed_times", "track_update"]
+__all__ = ["ApplyConflict", "apply", "same_but_managed_times", "track_update"]
 
 # Paths never tracked (apimachinery stripmeta.go); exact paths only.
 _STRIPPED: frozenset[Path] = frozenset(
@@ -86,8 +86,8 @@ def _take_ownership(entries: dict[str, Entry], changed: FieldSet, removed: Field
 def track_update(old: dict[str, Any] | None, new: dict[str, Any], *, type_: TypeNode, manager: str, api_version: str,
                  now: str, subresource: str | None = None) -> dict[str, Any]:
     """managedFields of a create/update/patch (non-apply) write: the writer takes what it added or changed."""
-    before = _without_managed_fields(old) if old is not None else {}
-    after = _without_managed_fields(new)
+    before = _unmanaged_view(old) if old is not None else {}
+    after = _unmanaged_view(new)  # `new` is the caller's to give away: what is returned shares its values
     entries = _starting_entries(old, new, subresource)
     diff = compare(before, after, type_)
     taken = _tracked(frozenset(diff.added | diff.modified), ())
@@ -111,18 +111,34 @@ def _starting_entries(old: Mapping[str, Any] | None, new: Mapping[str, Any], sub
     return managedfields.decode(supplied) or live
 
 
-def strip_managed_times(obj: dict[str, Any]) -> dict[str, Any]:
-    """A copy without managedFields[*].time, for the no-op check of writes."""
-    out: dict[str, Any] = copy_json(obj)
-    for entry in _managed_fields(out) or []:
-        if isinstance(entry, dict):
-            entry.pop("time", None)
-    return out
+def same_but_managed_times(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """Whether two objects are equal but for managedFields[*].time (the no-op check of writes); copies nothing."""
+    if _unmanaged_view(new) != _unmanaged_view(old):
+        return False
+    theirs, mine = _managed_fields(new), _managed_fields(old)
+    if not isinstance(theirs, list) or not isinstance(mine, list) or len(theirs) != len(mine):
+        return bool(theirs == mine)
+    return all(_timeless(a) == _timeless(b) for a, b in zip(theirs, mine, strict=True))
+
+
+def _timeless(entry: Any) -> Any:
+    return {k: v for k, v in entry.items() if k != "time"} if isinstance(entry, dict) else entry
 
 
 def _managed_fields(obj: Mapping[str, Any] | None) -> Any:
     metadata = obj.get("metadata") if obj else None
     return metadata.get("managedFields") if isinstance(metadata, dict) else None
+
+
+def _unmanaged_view(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """`obj` without metadata.managedFields, sharing everything else with it (new top level and metadata only)."""
+    out = dict(obj)
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        out["metadata"] = {k: v for k, v in metadata.items() if k != "managedFields"}
+    elif isinstance(metadata, dict):
+        out["metadata"] = dict(metadata)
+    return out
 
 
 def _without_managed_fields(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -398,7 +398,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     if not tracked:
         new = ssa.track_update(old, new, type_=api.type_of(rt), manager=opts.manager,
                                api_version=rt.api_version, now=now(), subresource=sub or None)
-    if ssa.strip_managed_times(new) == ssa.strip_managed_times(old):
+    if ssa.same_but_managed_times(new, old):
         return 200, old
     if opts.dry_run:
         return 200, new

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.kube.informer import Informer
+from engine.kube.objects import copied
 
 if TYPE_CHECKING:
     from engine.kube.client import Kube
@@ -40,13 +40,20 @@ class Caches:
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         """The cached object (a copy), None when absent; a namespaced kind defaults to the Kube's namespace."""
+        found = self.shared(api_version, kind, name, namespace)
+        return copied(found) if found is not None else None
+
+    def shared(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """`get` without the copy: the cached object itself, which the caller must only read."""
         informer = self._informer(api_version, kind)
         namespaced = self._kube.resource(api_version, kind).namespaced
-        return informer.get((namespace or self._kube.namespace) if namespaced else None, name)
+        return informer.shared((namespace or self._kube.namespace) if namespaced else None, name)
 
-    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Cached objects (copies) in `namespace`, or in all namespaces when None, sorted by namespace/name."""
-        return self._informer(api_version, kind).list(namespace)
+    def list(self, api_version: str, kind: str, namespace: str | None = None,
+             where: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+        """Cached objects (copies) in `namespace`, or in all namespaces when None, sorted by namespace/name;
+        with `where`, only those it accepts (it reads the cached object itself and must not change it)."""
+        return self._informer(api_version, kind).list(namespace, where)
 
     def add_handler(self, callback: Handler) -> None:
         """Call `callback(type, object)` for every ADDED, MODIFIED and DELETED of every cached kind."""
@@ -81,6 +88,6 @@ class Caches:
             handlers = list(self._handlers)
         for handler in handlers:
             try:
-                handler(change, copy.deepcopy(obj))
+                handler(change, copied(obj))
             except Exception:  # one failing handler must not starve the others or kill the informer
                 log.exception("cache handler failed", extra={"change": change, "kind": obj.get("kind")})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 from collections.abc import Callable
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import KplanError
 from engine.kube.errors import Expired
-from engine.kube.objects import name_of, namespace_of, resource_version_of
+from engine.kube.objects import copied, name_of, namespace_of, resource_version_of
 from engine.kube.watching import Watch
 
 if TYPE_CHECKING:
@@ -65,14 +64,20 @@ class Informer:
             self._thread.join()
 
     def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
-        with self._lock:
-            found = self._objects.get((namespace or "", name))
-        return copy.deepcopy(found) if found is not None else None
+        found = self.shared(namespace, name)
+        return copied(found) if found is not None else None
 
-    def list(self, namespace: str | None = None) -> list[dict[str, Any]]:
+    def shared(self, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """The cached object itself, not a copy: to read, never to change (a watch event replaces it whole)."""
+        with self._lock:
+            return self._objects.get((namespace or "", name))
+
+    def list(self, namespace: str | None = None, where: Callable[[dict[str, Any]], bool] | None = None
+             ) -> list[dict[str, Any]]:
+        """Copies of the cached objects in `namespace` (all when None) that `where` accepts, sorted by key."""
         with self._lock:
             found = [obj for key, obj in self._objects.items() if namespace is None or key[0] == namespace]
-        return [copy.deepcopy(obj) for obj in sorted(found, key=key_of)]
+        return [copied(obj) for obj in sorted(found, key=key_of) if where is None or where(obj)]
 
     def _run(self) -> None:
         delay = BACKOFF_START

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -67,17 +68,29 @@ def superseded(scope: PlanScope, records: Mapping[str, Mapping[str, Any]]) -> di
     rolling-update partition lowered step by step): the latest render is the one to keep, so an
     earlier step must not restore its own version of the object as drift.
     """
-    dag = graph.build(scope.plan)
+    _, descendants = dag_of(scope.plan)
     started = {n for n, r in records.items() if r.get("status") not in (None, PlanStatus.PENDING)}
-    refs = {s.name: step_refs(scope.rendered, s.name) for s in scope.plan.steps}
+    refs = refs_by_step(scope.plan, scope.rendered)
     return {
-        name: frozenset(r for after in nx.descendants(dag, name) & started for r in refs[after] & refs[name])
+        name: frozenset(r for after in descendants[name] & started for r in refs[after] & refs[name])
         for name in refs
     }
 
 
-def step_refs(rendered: Rendered, step: str) -> set[Ref]:
-    return {Ref.of(obj) for (name, _), task in rendered.items() if name == step for obj in task.objects}
+@functools.lru_cache(maxsize=256)
+def dag_of(plan: Plan) -> tuple[nx.DiGraph, Mapping[str, frozenset[str]]]:
+    """The plan's DAG and each step's descendants, built once per plan (shared by every pass: read only)."""
+    dag = graph.build(plan)
+    return dag, {name: frozenset(nx.descendants(dag, name)) for name in dag}
+
+
+def refs_by_step(plan: Plan, rendered: Rendered) -> dict[str, set[Ref]]:
+    """Per step of `plan`, the objects its tasks render."""
+    refs: dict[str, set[Ref]] = {s.name: set() for s in plan.steps}
+    for (name, _), task in rendered.items():
+        if name in refs:
+            refs[name].update(Ref.of(obj) for obj in task.objects)
+    return refs
 
 
 def without(scope: StepScope, refs: frozenset[Ref]) -> StepScope:
@@ -93,7 +106,7 @@ def without(scope: StepScope, refs: frozenset[Ref]) -> StepScope:
 
 
 def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, StepResult]:
-    dag = graph.build(scope.plan)
+    dag, _ = dag_of(scope.plan)
     completed = {n for n, r in records.items() if r["status"] == PlanStatus.COMPLETE}
     started = {n for n, r in records.items() if r["status"] != PlanStatus.PENDING}
     ready = set(graph.frontier(dag, completed, started))

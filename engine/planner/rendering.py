@@ -1,7 +1,8 @@
 """Rendering a whole plan before anything is decided: every task's objects, all or nothing (a RenderError escapes).
 
 `render.render_plan_tasks` renders the plan at once (and annotates pod templates with the hash of the
-configuration they use), each task's objects apart.
+configuration they use), each task's objects apart. A plan's render is kept too (`PLANS`): a pass over a plan whose
+package, values and pipe outputs did not change reads the same render again, which no decision may change.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from engine.model import Package, Plan, Task, TaskKind, WaitFor
 from engine.planner import children
 from engine.planner.refs import Ref
 from engine.planner.stamping import Owner
+from engine.render.cache import Lru
+from engine.render.memo import scene_key
 
 __all__ = ["Rendered", "Scene", "TaskRender", "render_plan"]
 
@@ -56,14 +59,31 @@ Rendered = Mapping[tuple[str, str], TaskRender]  # (step, task) -> what the task
 # names, limits), so they never change an outcome.
 TEMPLATES = render.CompiledTemplates()
 RENDERED = render.RenderedTemplates()
+# Whole plans' renders, by package (its identity: the runner keeps one Package per OperatorVersion), plan and
+# scene; each entry holds its package, so an id is never reused while its entry lives. Shared: read only.
+PLANS: Lru[tuple[Package, Plan, Rendered]] = Lru(256)
 
 
-def render_plan(pkg: Package, plan: Plan, scene: Scene) -> dict[tuple[str, str], TaskRender]:
-    """What every task of every step of `plan` renders, by (step, task)."""
+def render_plan(pkg: Package, plan: Plan, scene: Scene) -> Rendered:
+    """What every task of every step of `plan` renders, by (step, task); the same render (shared, not to be
+    changed) while the package, the plan, the values and the pipe outputs are the same."""
     base = render.RenderContext(
         instance=scene.owner.name, namespace=scene.owner.namespace, params=scene.values, plan=plan.name,
         pipes=scene.pipes, instance_uid=scene.owner.uid or None,
     )
+    place = scene_key(pkg, base, render.DEFAULT_LIMITS)
+    key = None if place is None else (id(pkg), plan.name, place)
+    kept = PLANS.get(key) if key is not None else None
+    if kept is not None and kept[0] is pkg and kept[1] is plan:
+        return kept[2]
+    found = rendered_plan(pkg, plan, base)
+    if key is not None:
+        PLANS.put(key, (pkg, plan, found))
+    return found
+
+
+def rendered_plan(pkg: Package, plan: Plan, base: render.RenderContext) -> dict[tuple[str, str], TaskRender]:
+    """`render_plan` without the plan memo (the templates' memo still serves each template)."""
     by_step = render.render_plan_tasks(pkg, plan.name, base, cache=TEMPLATES, memo=RENDERED)
     found: dict[tuple[str, str], TaskRender] = {}
     for phase in plan.phases:

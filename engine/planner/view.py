@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
+
+from engine.render.documents import unshared
 
 __all__ = ["FINALIZER", "deleting", "generation", "given_parameters", "has_finalizer", "metadata", "name",
            "namespace", "plan_execution", "spec", "status", "uid", "version_name"]
@@ -27,8 +28,9 @@ def spec(instance: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def status(instance: Mapping[str, Any]) -> Json:
-    """A private deep copy of the recorded status, safe to change."""
-    return copy.deepcopy(dict(mapping(instance.get("status"))))
+    """A private deep copy of the recorded status, safe to change (plain data: a JSON copy, not copy.deepcopy)."""
+    copied: Json = unshared(dict(mapping(instance.get("status"))))
+    return copied
 
 
 def name(instance: Mapping[str, Any]) -> str:

@@ -90,6 +90,7 @@ class ObservedView(Mapping[Ref, Json]):
     """`observed` for the planner: each lookup reads the cache of its kind (started on first use).
 
     A kind the server does not serve reads as absent. Iteration covers only the objects looked up so far.
+    Lookups hand out the cached objects themselves (the planner only reads what it observes); pods are copies.
     """
 
     def __init__(self, caches: Caches, recent: RecentWrites) -> None:
@@ -117,9 +118,11 @@ class ObservedView(Mapping[Ref, Json]):
         uid, namespace = meta.get("uid"), meta.get("namespace")
         if not uid or not namespace:
             return []
-        return [pod for pod in self._caches.list("v1", "Pod", str(namespace))
-                if any(o.get("controller") and o.get("uid") == uid
-                       for o in (pod.get("metadata") or {}).get("ownerReferences") or [])]
+        def controlled(pod: Json) -> bool:
+            owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+            return any(o.get("controller") and o.get("uid") == uid for o in owners)
+
+        return self._caches.list("v1", "Pod", str(namespace), where=controlled)
 
     def _lookup(self, ref: Ref) -> Json | None:
         """One read per ref and pass, so a decision sees one consistent answer for each object."""
@@ -129,6 +132,6 @@ class ObservedView(Mapping[Ref, Json]):
 
     def _cached(self, ref: Ref) -> Json | None:
         try:
-            return self._caches.get(ref.api_version, ref.kind, ref.name, ref.namespace)
+            return self._caches.shared(ref.api_version, ref.kind, ref.name, ref.namespace)
         except NotFound:  # the kind is not served (yet): nothing of it exists
             return None

@@ -10,7 +10,7 @@ import pytest
 
 from engine.apiserver import fieldpath
 from engine.apiserver.schema import Schemas, TypeNode
-from engine.apiserver.ssa import ApplyConflict, apply, strip_managed_times, track_update
+from engine.apiserver.ssa import ApplyConflict, apply, same_but_managed_times, track_update
 
 T0, T1, T2, T3, T4 = (f"2025-01-01T00:0{i}:00Z" for i in range(5))
 WIDGET_SCHEMA: dict[str, Any] = {
@@ -524,11 +524,14 @@ def test_apply_time_moves_only_when_the_object_changes(deployment_type: TypeNode
     live = apply_as("alice", None, deployment(replicas=2), deployment_type, now=T0)
     again = apply_as("alice", live, deployment(replicas=2), deployment_type, now=T1)
     assert again == live
-    assert strip_managed_times(again) == strip_managed_times(live)
+    assert same_but_managed_times(again, live)
     changed = apply_as("alice", live, deployment(replicas=3), deployment_type, now=T2)
     assert entry(changed, "alice")["time"] == T2
-    assert strip_managed_times(changed)["metadata"]["managedFields"][0].keys() == {
-        "manager", "operation", "apiVersion", "fieldsType", "fieldsV1"}
+    assert not same_but_managed_times(changed, live)
+    retimed = edited(live, lambda o: o["metadata"]["managedFields"][0].update(time=T2))
+    assert retimed != live and same_but_managed_times(retimed, live)
+    refielded = edited(live, lambda o: o["metadata"]["managedFields"][0].update(manager="bob"))
+    assert not same_but_managed_times(refielded, live)
     assert "time" in changed["metadata"]["managedFields"][0]
 
 

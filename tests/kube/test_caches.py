@@ -83,6 +83,30 @@ def test_handlers_get_copies(kube: Kube, namespace: str, caches: Caches) -> None
     assert caches.get("v1", "ConfigMap", "settings", namespace)["metadata"]["name"] == "settings"
 
 
+def test_get_and_list_give_copies_and_shared_gives_the_cached_object(kube: Kube, namespace: str,
+                                                                    caches: Caches) -> None:
+    kube.create(configmap("settings", namespace, {"a": "1"}))
+    caches.ensure("v1", "ConfigMap")
+
+    caches.get("v1", "ConfigMap", "settings", namespace)["data"]["a"] = "changed"
+    for listed in caches.list("v1", "ConfigMap", namespace):
+        listed["data"] = {"a": "changed"}
+
+    shared = caches.shared("v1", "ConfigMap", "settings", namespace)
+    assert shared is not None and shared["data"] == {"a": "1"}
+    assert caches.shared("v1", "ConfigMap", "settings", namespace) is shared
+    assert caches.shared("v1", "ConfigMap", "absent", namespace) is None
+
+
+def test_list_where_keeps_only_what_the_predicate_accepts(kube: Kube, namespace: str, caches: Caches) -> None:
+    for name in ("a", "b", "c"):
+        kube.create(configmap(name, namespace, {"n": name}))
+
+    kept = caches.list("v1", "ConfigMap", namespace, where=lambda o: (o.get("data") or {}).get("n") != "b")
+
+    assert [o["metadata"]["name"] for o in kept if o["metadata"]["name"] in {"a", "b", "c"}] == ["a", "c"]
+
+
 def test_a_label_selected_cache_holds_only_matching_objects(kube: Kube, namespace: str, caches: Caches) -> None:
     kube.create(configmap("mine", namespace, owner="kplan"))
     kube.create(configmap("other", namespace))
