@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test unit lint demo bench soak clean control-plane protobuf
+.PHONY: install test unit lint demo bench soak clean control-plane token-server protobuf
 
 install: $(STAMP)
 
@@ -19,6 +19,12 @@ $(STAMP): pyproject.toml
 control-plane:
 	tools/kube/build.sh
 
+# The token server of the CNCF Distribution registry (contrib/token-server v2.8.3), built from its Go module
+# (tools/token-server) into ~/.cache/kplan/token-server-v2.8.3 (KPLAN_TOKEN_SERVER_DIR overrides): the OCI tests'
+# bearer-token authentication. One to two minutes cold on 2 cores; a no-op once built.
+token-server:
+	tools/token-server/build.sh
+
 lint: install
 	$(BIN)/ruff check engine tests bench
 	$(BIN)/mypy
@@ -29,7 +35,7 @@ unit: install
 
 # A test that fails is run once more on its own before the run fails (the real backend's timing varies with the
 # machine's load); the first failures stay in the output above the second run's summary.
-test: lint control-plane
+test: lint control-plane token-server
 	$(BIN)/pytest -q -rfE || { echo "--- running the failed tests once more"; $(BIN)/pytest -q -rfE --lf; }
 
 demo: install

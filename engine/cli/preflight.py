@@ -36,7 +36,10 @@ class Prepared:
 
     @property
     def origins(self) -> dict[str, Origin]:
-        return {self.pkg.version_name: self.origin} if self.origin else {}
+        """Where each package to record came from, by OperatorVersion name: the package's own origin, and that of
+        each dependency fetched from its repository or registry."""
+        found = {d.version_name: Origin(d.source, d.digest) for d in self.dependencies if d.source}
+        return {**found, self.pkg.version_name: self.origin} if self.origin else found
 
 
 def given_values(pkg: Package, parameter_file: str | None, assignments: Sequence[str]) -> dict[str, Any]:
@@ -75,7 +78,7 @@ def prepare(source: str, parameter_file: str | None, assignments: Sequence[str],
         values = params.resolve(pkg, {**declared_only(pkg, base or {}), **given})
         stand_ins = with_stand_ins(pkg, values)
         check_renders(pkg, name, namespace, stand_ins)
-        deps = dependencies(pkg, source, stand_ins, name, namespace)
+        deps = dependencies(pkg, source, stand_ins, name, namespace, plain_http=plain_http)
     origin = Origin(fetched.source, fetched.digest)
     return Prepared(source, pkg, given, values, tuple(deps), origin, fetched.notes)
 

@@ -17,7 +17,7 @@ from engine.package import archive, files, loader
 from engine.repo import config, index, oci, references, selection
 from engine.repo.references import OciRef, RepoRef
 
-__all__ = ["Fetched", "fetch", "fetch_index", "is_reference"]
+__all__ = ["Fetched", "fetch", "fetch_index", "is_reference", "reference_beside"]
 
 URL_SCHEMES = ("http://", "https://", "file://")
 
@@ -50,6 +50,20 @@ def fetch(source: str, *, plain_http: bool = False, running: str | None = None) 
     if isinstance(ref, RepoRef):
         return from_repository(ref, running)
     return from_path(source)
+
+
+def reference_beside(parent: str, name: str, version: str) -> str | None:
+    """Where package `name` at `version` is when the package was fetched from the reference `parent`: in the same
+    repository (`REPO/NAME@VERSION`), or in the same registry beside it (`oci://HOST/FOLDER/NAME:VERSION`, the tag
+    `package push` gives by default). None when `parent` is a path or URL."""
+    ref = references.parse(parent) if is_reference(parent) else None
+    if isinstance(ref, OciRef):
+        folder = ref.repository.rpartition("/")[0]
+        return f"oci://{ref.registry}/{folder + '/' if folder else ''}{name}:{version}"
+    if isinstance(ref, RepoRef):
+        repository, _ = find(ref)
+        return f"{repository.name}/{name}@{version}"
+    return None
 
 
 def from_path(source: str) -> Fetched:

@@ -5,7 +5,8 @@ description as JSON) marks it as a kplan package, with one layer: the package's 
 Pulling checks the manifest against the digest asked for and the layer against the manifest, before the
 archive is read. Credentials come from the Docker config file (`$DOCKER_CONFIG/config.json`, else
 ~/.docker/config.json) as `docker login`, `oras login` and `helm registry login` write it: basic auth
-for registries that ask for it, bearer tokens from the registry's token service for those that ask for that.
+for registries that ask for it, bearer tokens from the registry's token service for those that ask for that
+(traded for the username and password or the `identitytoken`, see engine.repo.oci_auth).
 """
 
 from __future__ import annotations
@@ -118,9 +119,11 @@ def connect(ref: OciRef, plain_http: bool) -> tuple[Any, Any]:
     """An oras Registry for `ref`'s registry with the credentials of the Docker config loaded, and the container.
 
     The registry is asked first (GET /v2/) whether it answers at all, and which authentication it wants:
-    `Basic` selects oras's basic backend, anything else its token backend.
+    `Basic` selects oras's basic backend, anything else bearer tokens (engine.repo.oci_auth).
     """
     import oras.provider
+
+    from engine.repo import oci_auth
 
     scheme = "http" if plain_http else "https"
     challenge = probe(f"{scheme}://{ref.registry}/v2/", ref, plain_http)
@@ -128,6 +131,8 @@ def connect(ref: OciRef, plain_http: bool) -> tuple[Any, Any]:
     registry = oras.provider.Registry(hostname=ref.registry, insecure=plain_http, auth_backend=backend)
     container = registry.get_container(ref.target)
     config = docker_config()
+    if backend == "token":
+        registry.auth = oci_auth.BearerAuth(ref.registry, config, registry.auth)
     registry.auth.load_configs(container, configs=[str(config)] if config.is_file() else None)
     if challenge and not getattr(registry.auth, "_basic_auth", None) and backend == "basic":
         raise PermanentError(f"registry {ref.registry} wants a login and {config} has no credentials for it; "

@@ -6,7 +6,9 @@ through the real `kubectl kplan`, with a manager running.
 and the digest); a digest the registry does not have is refused in one sentence and nothing is created;
 the artifact's manifest carries kplan's own media types. A registry that wants basic auth is refused in one
 sentence until the Docker config file (DOCKER_CONFIG) holds the credentials, which are then used and printed
-nowhere.
+nowhere. A registry that wants bearer tokens from Distribution's own token server (a real token flow, started by
+the test on 127.0.0.1) is reached with the Docker config's username and password (`auth`) or its
+`identitytoken`; wrong ones are refused in one sentence and nothing is created.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import base64
 import json
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import bcrypt
 import pytest
 from cli_harness import INSTANCE, Cli, one_sentence_error
-from registry_harness import running_registry
+from registry_harness import TokenService, refresh_token, running_registry, running_token_service
 from repo_harness import ETCD_FOLDERS, repo_cli
 
 from engine.controller import Manager
@@ -129,3 +132,96 @@ def test_credentials_come_from_the_docker_config_file(cli: Cli, locked_registry:
     assert out.code == 0, out.text
     assert all(PASSWORD not in text and auth not in text for text in cli.outputs)
     assert sim_kube.get(*INSTANCE, "locked", cli.namespace) is not None
+
+
+# --- bearer tokens -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenRegistry:
+    address: str
+    service: TokenService
+
+
+@pytest.fixture(scope="module")
+def token_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenRegistry]:
+    """A registry that sends clients to Distribution's token server, which knows user `pusher` (PASSWORD) and
+    grants it the repositories under `pusher/`."""
+    folder = tmp_path_factory.mktemp("token")
+    htpasswd = folder / "htpasswd"
+    htpasswd.write_text(f"pusher:{bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()}\n")
+    with running_token_service(folder, htpasswd) as service, running_registry(folder, token=service) as address:
+        yield TokenRegistry(address, service)
+
+
+def docker_config(cli: Cli, registry: str, entry: dict[str, str]) -> None:
+    assert cli.home is not None
+    config = cli.home / "docker" / "config.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"auths": {registry: entry}}))
+
+
+def refused_and_nothing_created(cli: Cli, sim_kube: Kube, target: str) -> str:
+    error = one_sentence_error(cli("install", target, "--plain-http", "--instance", "refused"))
+    assert sim_kube.get(*INSTANCE, "refused", cli.namespace) is None
+    assert sim_kube.list(*OPERATOR_VERSION, cli.namespace) == []
+    return error
+
+
+def test_bearer_tokens_for_the_username_and_password(cli: Cli, token_registry: TokenRegistry, sim_kube: Kube) -> None:
+    registry = token_registry.address
+    target = f"oci://{registry}/pusher/etcd"
+    refused = one_sentence_error(cli("package", "push", str(ETCD_FOLDERS[1]), target, "--plain-http",
+                                     namespaced=False))
+    assert f"registry {registry} wants a login" in refused and "docker login" in refused
+
+    auth = base64.b64encode(f"pusher:{PASSWORD}".encode()).decode()
+    docker_config(cli, registry, {"auth": auth})
+    digest = pushed(cli, registry, ETCD_FOLDERS[1], "pusher/etcd")
+    wrong = base64.b64encode(b"pusher:not-the-password").decode()
+    docker_config(cli, registry, {"auth": wrong})
+
+    error = refused_and_nothing_created(cli, sim_kube, f"{target}@{digest}")
+
+    assert error == (f"error: the token service of registry {registry} ({token_registry.service.realm}) refused the "
+                     f"username and password that {cli.home / 'docker' / 'config.json'} has for it; log in again "
+                     f"with `docker login {registry}`")
+    docker_config(cli, registry, {"auth": auth})
+    out = cli("install", f"{target}:0.1.0", "--plain-http", "--instance", "tokens")
+    assert out.code == 0, out.text
+    assert f"pulled {target}:0.1.0 ({digest})" in out.out
+    assert sim_kube.get(*INSTANCE, "tokens", cli.namespace) is not None
+    assert all(PASSWORD not in text and auth not in text for text in cli.outputs)
+
+
+def test_bearer_tokens_for_an_identity_token(cli: Cli, token_registry: TokenRegistry, sim_kube: Kube) -> None:
+    registry = token_registry.address
+    identity = refresh_token(token_registry.service, "pusher", PASSWORD)  # as `docker login` gets and keeps it
+    docker_config(cli, registry, {"auth": base64.b64encode(b"<token>:").decode(), "identitytoken": identity})
+    target = f"oci://{registry}/pusher/identity"
+    digest = pushed(cli, registry, ETCD_FOLDERS[0], "pusher/identity")
+    docker_config(cli, registry, {"identitytoken": "not-an-identity-token"})
+
+    error = refused_and_nothing_created(cli, sim_kube, f"{target}@{digest}")
+
+    assert f"refused the identity token that {cli.home / 'docker' / 'config.json'} has for it" in error
+    docker_config(cli, registry, {"identitytoken": identity})
+    out = cli("install", f"{target}@{digest}", "--plain-http", "--instance", "identity")
+    assert out.code == 0, out.text
+    notes = sim_kube.get(*OPERATOR_VERSION, "etcd-0.2.0", cli.namespace)["metadata"]["annotations"]  # type: ignore[index]
+    assert notes == {"kplan.dev/source": f"{target}@{digest}", "kplan.dev/digest": digest}
+    assert all(identity not in text for text in cli.outputs)
+
+
+def test_a_token_does_not_open_another_users_repositories(
+    cli: Cli, token_registry: TokenRegistry, sim_kube: Kube
+) -> None:
+    registry = token_registry.address
+    docker_config(cli, registry, {"auth": base64.b64encode(f"pusher:{PASSWORD}".encode()).decode()})
+
+    error = one_sentence_error(cli("package", "push", str(ETCD_FOLDERS[1]), f"oci://{registry}/someone/etcd",
+                                   "--plain-http", namespaced=False))
+
+    assert error == (f"error: the credentials that {cli.home / 'docker' / 'config.json'} has for registry {registry} "
+                     "do not grant repository:someone/etcd:pull (its token service left that out of the token)")
+    assert sim_kube.list(*OPERATOR_VERSION, cli.namespace) == []

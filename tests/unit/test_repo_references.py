@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import PermanentError
+from engine.repo.fetching import reference_beside
 from engine.repo.references import OciRef, RepoRef, parse, parse_oci
 
 DIGEST = "sha256:" + "ab" * 32
@@ -45,3 +46,13 @@ def test_an_oci_reference_prints_as_written_and_knows_a_digest() -> None:
 def test_malformed_references_are_refused(text: str, reason: str) -> None:
     with pytest.raises(PermanentError, match=reason):
         parse(text)
+
+
+@pytest.mark.parametrize(("parent", "beside"), [
+    ("oci://127.0.0.1:5000/family/cli-parent:0.1.0", "oci://127.0.0.1:5000/family/cli-child:0.2.0"),
+    ("oci://reg.example/a/b/cli-parent@sha256:" + "a" * 64, "oci://reg.example/a/b/cli-child:0.2.0"),
+    ("oci://reg.example/cli-parent:1", "oci://reg.example/cli-child:0.2.0"),
+    ("https://example.org/cli-parent-0.1.0.tgz", None),
+])
+def test_a_dependency_of_a_registry_package_is_looked_for_beside_it(parent: str, beside: str | None) -> None:
+    assert reference_beside(parent, "cli-child", "0.2.0") == beside
