@@ -28,9 +28,7 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,8 +43,10 @@ from engine.devcluster.cluster import DevCluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+import faults_soak
 from soak.hostile import BASES, MUTATIONS, Tally, mutant, try_install, try_mutant
-from soak_checks import PACKAGES, Change, problems
+from soak_checks import PACKAGES, problems
+from soak_faults import Feed
 
 KPLAN = str(Path(sys.executable).with_name("kplan"))
 SOAK_NAMESPACE = "soak"
@@ -96,29 +96,6 @@ def hostile(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
 
 
-class Feed:
-    """Every change the cluster commits in the soak's namespace, in order, and a way to wait for more."""
-
-    def __init__(self, cluster: DevCluster) -> None:
-        self.changes: list[Change] = []
-        self._cond = threading.Condition()
-        self._stop = cluster.subscribe(self._record)
-
-    def _record(self, change: str, obj: dict[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        with self._cond:
-            if meta.get("namespace") == SOAK_NAMESPACE and obj.get("kind") not in ("Event", "Lease"):
-                self.changes.append((change, str(obj.get("kind")), str(meta.get("name")), obj))
-            self._cond.notify_all()
-
-    def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(predicate, timeout)
-
-    def close(self) -> None:
-        self._stop()
-
-
 def start_manager(kubeconfig: Path, identity: str, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [KPLAN, "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr", "127.0.0.1:0",
@@ -145,7 +122,7 @@ def kills(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(["init", "--kubeconfig", str(kubeconfig)]) == 0
         cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": SOAK_NAMESPACE}})
-        feed = Feed(cluster)
+        feed = Feed(cluster, SOAK_NAMESPACE)
         managers = [start_manager(kubeconfig, "m0", work / "managers.log")]
         try:
             while killed < args.kills and time.monotonic() < deadline:
@@ -193,6 +170,10 @@ def main_() -> None:
     parser.add_argument("--memory-mib", type=int, default=4096)
     parser.add_argument("--kills", type=int, default=0, help="SIGKILLs of the manager (0: no kills soak)")
     parser.add_argument("--kill-budget", type=float, default=1800.0, help="seconds")
+    parser.add_argument("--fault-rounds", type=int, default=0, help="API faults rounds per backend (0: none)")
+    parser.add_argument("--partitions", type=int, default=0, help="partitions of the leader per backend (0: none)")
+    parser.add_argument("--fault-backends", default="dev,real", help="backends of the faults and partition soaks")
+    parser.add_argument("--fault-budget", type=float, default=1800.0, help="seconds, for each of the two soaks")
     args = parser.parse_args()
     limit = args.memory_mib * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -203,6 +184,12 @@ def main_() -> None:
             report["hostile_packages"] = hostile(args, Path(work))
         if args.kills:
             report["kills"] = kills(args, Path(work))
+        fault_backends = [b.strip() for b in args.fault_backends.split(",") if b.strip()]
+        if args.fault_rounds:
+            report["api_faults"] = faults_soak.faults(fault_backends, args.fault_rounds, args.fault_budget, Path(work))
+        if args.partitions:
+            report["partitions"] = faults_soak.partitions(fault_backends, args.partitions, args.fault_budget,
+                                                          Path(work))
     report["wall_seconds"] = round(time.monotonic() - started, 1)
     report["max_rss_mib"] = max_rss_mib()
     print(json.dumps(report))

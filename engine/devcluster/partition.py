@@ -104,9 +104,7 @@ class Tap:
         class Handler(Forwarding):
             owner = tap
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
+        self._server = Quiet(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, name="tap",
                          daemon=True).start()
@@ -185,6 +183,16 @@ class Tap:
     def _track(self, client: socket.socket, on: bool) -> None:
         with self._lock:
             (self._clients.add if on else self._clients.discard)(client)
+
+
+class Quiet(ThreadingHTTPServer):
+    """Serves each connection on a thread of its own; a client that drops its connection is no error."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return
 
 
 def gone(client: socket.socket) -> bool:

@@ -1,16 +1,28 @@
 """What the faults and partition soaks share (tests/e2e/test_soak_partition.py, test_soak_api_faults.py and
-bench/soak.py): `kplan manager` processes started on any kubeconfig (a tap's included), the Lease's holder, the
-sentences that judge a manager's stderr and its tapped writes."""
+bench/soak.py): `kplan manager` processes started on any kubeconfig (a tap's included), Instances installed
+with `kplan install`, a feed of the changes, the Lease's holder, and the sentences that judge a manager's
+stderr and its tapped writes (soak_checks judges the objects)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine.devcluster.partition import Sent
+from soak_checks import PACKAGES, Change, job_reruns, problems
+
+from engine.apiserver.faults import FaultProfile
+from engine.cli.main import main
+from engine.devcluster.partition import Sent, Tap
+from engine.kube.transport import REQUEST_TIMEOUT
 
 KPLAN = str(Path(sys.executable).with_name("kplan"))
 SHORT_LEASE = ("--lease-duration", "2", "--renew-deadline", "1.5", "--retry-period", "0.25")
@@ -60,3 +72,167 @@ def overlaps(old: Iterable[Sent], new: Iterable[Sent]) -> list[str]:
     first = new_writes[0].sent
     return [f"{s.method} {s.path.split('?')[0]} answered {s.answered - first:.3f}s after the new leader's first write"
             for s in writes(old) if s.answered >= first]
+
+
+class Feed:
+    """Every change a cluster commits in one namespace (Events and Leases aside), in order, as soak_checks takes
+    them; `wait` re-checks a condition on each change (and every second: taps and processes notify nobody)."""
+
+    def __init__(self, cluster: Any, namespace: str) -> None:
+        self.namespace = namespace
+        self.changes: list[Change] = []
+        self._cond = threading.Condition()
+        self._stop = cluster.subscribe(self._record)
+
+    def _record(self, change: str, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        with self._cond:
+            if meta.get("namespace") == self.namespace and obj.get("kind") not in ("Event", "Lease"):
+                self.changes.append((change, str(obj.get("kind")), str(meta.get("name")), obj))
+            self._cond.notify_all()
+
+    def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 1.0))
+            return True
+
+    def close(self) -> None:
+        self._stop()
+
+
+def install(kubeconfig: Path, namespace: str, instances: Mapping[str, str]) -> None:
+    """`kplan install` of each Instance (name -> package of tests/e2e/packages)."""
+    for name, package in instances.items():
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["install", str(PACKAGES / package), "--kubeconfig", str(kubeconfig), "-n", namespace,
+                         "--instance", name]) == 0, name
+
+
+def deploy_status(request: Any, namespace: str, name: str) -> str:
+    code, body = request("GET", f"/apis/kplan.dev/v1alpha1/namespaces/{namespace}/instances/{name}")
+    plans = ((body or {}).get("status") or {}).get("plans") or {} if code == 200 else {}
+    return str((plans.get("deploy") or {}).get("status") or "")
+
+
+# --- one round of each soak: the short form runs one, bench/soak.py many -----------------------------------
+
+PROFILE = FaultProfile(error_rate={"*": 0.1}, latency_seconds=0.01, latency_jitter_seconds=0.04,
+                       watch_max_events=5, seed=12)  # the dev backend's faults: 10 % errors, cuts every 5 events
+EXPIRIES = 4  # watches answered 410 Gone in a dev round, one after each few commits
+PAUSE = REQUEST_TIMEOUT + 5  # seconds etcd stays stopped: every request in flight times out meanwhile
+
+
+@dataclass
+class Round:
+    """What one round saw: its Instances, whether they all converged, and every problem, as sentences."""
+
+    instances: dict[str, str] = field(default_factory=dict)
+    converged: bool = False
+    problems: list[str] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def fault_round(cluster: Any, kubeconfig: Path, feed: Feed, work: Path, prefix: str, seed: int = 12) -> Round:
+    """Six Instances converging under one `kplan manager` while the API server misbehaves: the fault profile
+    (dev), or kube-apiserver restarted mid-plan and then etcd paused past the request timeout (real)."""
+    namespace = feed.namespace
+    first = {f"{prefix}c1": "chain", f"{prefix}c2": "chain", f"{prefix}p1": "parallel"}
+    second = {f"{prefix}c3": "chain", f"{prefix}c4": "chain", f"{prefix}p2": "parallel"}
+    outcome = Round(instances={**first})
+    log = work / f"{prefix}manager.log"
+    install(kubeconfig, namespace, first)
+    manager = start_manager(kubeconfig, namespace, f"{prefix}m", log)
+
+    def after(commits: int) -> None:
+        target = len(feed.changes) + commits
+        feed.wait(lambda: len(feed.changes) >= target, 60)
+
+    try:
+        if cluster.backend == "dev":
+            profile = replace(PROFILE, seed=seed)
+            cluster.faults = profile
+            for _ in range(EXPIRIES):
+                after(6)
+                cluster.faults = replace(profile, expire_next_watch=True)
+            install(kubeconfig, namespace, second)  # the CLI under the same faults (it retries what is transient)
+            outcome.figures = {"error_rate": 0.1, "watch_cut_every_events": 5, "watch_expiries": EXPIRIES}
+        else:
+            after(6)
+            cluster.plane.restart_apiserver()
+            install(kubeconfig, namespace, second)
+            after(4)
+            cluster.plane.components["etcd"].signal(signal.SIGSTOP)
+            threading.Event().wait(PAUSE)  # the fault's length, not a synchronisation
+            cluster.plane.components["etcd"].signal(signal.SIGCONT)
+            outcome.figures = {"apiserver_restarts": 1, "etcd_paused_seconds": PAUSE}
+        outcome.instances.update(second)
+        outcome.converged = feed.wait(lambda: all(deploy_status(cluster.request, namespace, name) == "COMPLETE"
+                                                  for name in outcome.instances), 240)
+        outcome.problems += manager_problems({"manager": log}, {"manager": manager})
+    finally:
+        manager.kill()
+        manager.wait()
+        if cluster.backend == "dev":
+            cluster.faults = FaultProfile()
+    if not outcome.converged:
+        outcome.problems.append("not all COMPLETE: " + ", ".join(
+            f"{name} {deploy_status(cluster.request, namespace, name) or 'not started'}"
+            for name in sorted(outcome.instances)))
+    outcome.problems += problems(outcome.instances, namespace, feed.changes) + job_reruns(feed.changes)
+    return outcome
+
+
+def partition_round(cluster: Any, kubeconfig: Path, feed: Feed, work: Path, prefix: str) -> Round:
+    """The leader, on a tap, cut off mid-pass (its next write held) while a standby on a tap never cut takes
+    the Lease over; healed once the standby writes. Problems: writes of the two in flight at once, writes of
+    the old leader sent past its renew deadline, a held write delivered, and the kills soak's invariants."""
+    namespace = feed.namespace
+    outcome = Round(instances={f"{prefix}c1": "chain", f"{prefix}p1": "parallel"})
+    names = {"old": f"{prefix}old", "new": f"{prefix}new"}
+    logs = {role: work / f"{name}.log" for role, name in names.items()}
+    processes: dict[str, subprocess.Popen[bytes]] = {}
+    with Tap.for_kubeconfig(kubeconfig) as old, Tap.for_kubeconfig(kubeconfig) as new:
+        try:
+            processes["old"] = start_manager(old.write_kubeconfig(work / f"{prefix}old.kubeconfig"), namespace,
+                                             names["old"], logs["old"])
+            feed.wait(lambda: holder(cluster.request, namespace) == names["old"], 60)
+            processes["new"] = start_manager(new.write_kubeconfig(work / f"{prefix}new.kubeconfig"), namespace,
+                                             names["new"], logs["new"])
+            feed.wait(lambda: any("/leases/" in s.path for s in new.sent), 60)  # the standby campaigns
+            install(kubeconfig, namespace, outcome.instances)
+            feed.wait(lambda: len([s for s in writes(old.sent) if "/leases/" not in s.path]) >= 4, 60)
+            old.cut_at_next_write()  # mid-plan: the leader is in a pass, about to write
+            feed.wait(lambda: old.is_cut and holder(cluster.request, namespace) == names["new"]
+                      and len(writes(new.sent)) >= 3, 60)
+            old.heal()
+            healed = time.time()
+            outcome.converged = feed.wait(lambda: all(deploy_status(cluster.request, namespace, name) == "COMPLETE"
+                                                      for name in outcome.instances), 120)
+            feed.wait(lambda: any(s.sent > healed + 1 for s in old.sent), 30)  # the old leader talks again
+            outcome.problems += manager_problems(logs, processes)
+        finally:
+            for process in processes.values():
+                process.kill()
+                process.wait()
+    old_writes, new_writes = writes(old.sent), writes(new.sent)
+    if not (old.cut_at and old_writes and new_writes and old.is_cut is False):
+        outcome.problems.append("the round did not get as far as a cut and a takeover")
+        return outcome
+    outcome.problems += overlaps(old.sent, new.sent)
+    outcome.problems += [f"old leader sent {s.method} {s.path.split('?')[0]} {s.sent - old.cut_at:.2f}s after the cut"
+                         for s in old_writes if s.sent > old.cut_at + RENEW_DEADLINE]
+    if old.dropped < 1:
+        outcome.problems.append("the old leader's held write was delivered when the partition healed")
+    if not outcome.converged:
+        outcome.problems.append("not all COMPLETE after the partition")
+    outcome.problems += problems(outcome.instances, namespace, feed.changes)
+    outcome.figures = {"failover_gap_seconds": round(new_writes[0].sent - old_writes[-1].answered, 2),
+                       "takeover_after_cut_seconds": round(new_writes[0].sent - old.cut_at, 2),
+                       "old_leader_writes": len(old_writes), "new_leader_writes": len(new_writes),
+                       "held_requests_dropped": old.dropped}
+    return outcome
