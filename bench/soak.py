@@ -15,6 +15,16 @@ restarted, three times in ten with a rival racing for the Lease, until N kills o
 each round converges, tests/e2e/soak_checks.py's invariants (each rendered object added once, never deleted, one
 uid; one deploy plan uid; serial order in every recorded status). Figures: kills, rounds, Instances converged,
 problems (0) and the first of them.
+
+API faults (`--fault-rounds N`) and partitions of the leader (`--partitions N`), on each of `--fault-backends`
+(bench/faults_soak.py; the rounds are tests/e2e/soak_faults.py's, one of each is the CI short form). A faults
+round: six Instances under one manager while the dev cluster answers 10 % of requests 500/429/503 with latency,
+cuts each watch after five events and expires four with 410 Gone, or, on the real control plane, kube-apiserver
+is restarted mid-plan and etcd paused for 25 s (past the manager's 20 s request timeout). A partition round: the
+leader, through a tap (engine/devcluster/partition.py), cut off mid-pass while a standby takes over. Figures per
+backend: rounds, Instances converged, problems (0: the kills invariants, Jobs re-run beyond retries, tracebacks,
+manager exits, writes of two leaders in flight at once, writes past the renew deadline) and what was injected;
+for partitions the failover gap (the old leader's last write to the new leader's first, seconds).
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -160,6 +171,18 @@ def kills(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "problems": len(found), "first_problems": found[:10]}
 
 
+@contextlib.contextmanager
+def address_space(mib: int) -> Iterator[None]:
+    """This process (and what it starts) under an address-space limit of `mib` MiB while the block runs: a
+    runaway allocation shows as an error instead of swapping. Lifted after it: etcd maps more than that."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (mib * 1024 * 1024, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def main_() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mutants", type=int, default=1000)
@@ -175,13 +198,12 @@ def main_() -> None:
     parser.add_argument("--fault-backends", default="dev,real", help="backends of the faults and partition soaks")
     parser.add_argument("--fault-budget", type=float, default=1800.0, help="seconds, for each of the two soaks")
     args = parser.parse_args()
-    limit = args.memory_mib * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     started = time.monotonic()
     report: dict[str, Any] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine()}
     with tempfile.TemporaryDirectory(prefix="kplan-soak-") as work:
         if args.mutants:
-            report["hostile_packages"] = hostile(args, Path(work))
+            with address_space(args.memory_mib):
+                report["hostile_packages"] = hostile(args, Path(work))
         if args.kills:
             report["kills"] = kills(args, Path(work))
         fault_backends = [b.strip() for b in args.fault_backends.split(",") if b.strip()]

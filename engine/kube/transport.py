@@ -12,7 +12,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from engine.errors import ApiUnavailable, KplanError
+from engine.errors import ApiUnavailable, KplanError, TransientError
 from engine.kube.errors import api_error
 from engine.kube.fence import Fence, LeadershipLost
 from engine.kube.retrying import Retrying
@@ -30,8 +30,9 @@ _NETWORK_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
 
 
 def given_up(error: KplanError, retries: int) -> KplanError:
-    """`error`, saying how many attempts were made when the request was retried."""
-    if not retries:
+    """`error`, saying how many attempts were made when a transient failure was retried. An answer that ended
+    the retries for another reason (404 after a 503, say) stays what it is: a get of a missing object is None."""
+    if not retries or not isinstance(error, TransientError):
         return error
     return ApiUnavailable(f"{error} (gave up after {retries + 1} attempts)")
 

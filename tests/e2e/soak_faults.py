@@ -105,12 +105,17 @@ class Feed:
         self._stop()
 
 
-def install(kubeconfig: Path, namespace: str, instances: Mapping[str, str]) -> None:
-    """`kplan install` of each Instance (name -> package of tests/e2e/packages)."""
+def install(kubeconfig: Path, namespace: str, instances: Mapping[str, str]) -> list[str]:
+    """`kplan install` of each Instance (name -> package of tests/e2e/packages); the installs that failed."""
+    failed = []
     for name, package in instances.items():
-        with contextlib.redirect_stdout(io.StringIO()):
-            assert main(["install", str(PACKAGES / package), "--kubeconfig", str(kubeconfig), "-n", namespace,
-                         "--instance", name]) == 0, name
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = main(["install", str(PACKAGES / package), "--kubeconfig", str(kubeconfig), "-n", namespace,
+                         "--instance", name])
+        if code != 0:
+            failed.append(f"kplan install {name} exited {code}: {err.getvalue().strip()[-300:]}")
+    return failed
 
 
 def deploy_status(request: Any, namespace: str, name: str) -> str:
@@ -145,7 +150,7 @@ def fault_round(cluster: Any, kubeconfig: Path, feed: Feed, work: Path, prefix: 
     second = {f"{prefix}c3": "chain", f"{prefix}c4": "chain", f"{prefix}p2": "parallel"}
     outcome = Round(instances={**first})
     log = work / f"{prefix}manager.log"
-    install(kubeconfig, namespace, first)
+    outcome.problems += install(kubeconfig, namespace, first)
     manager = start_manager(kubeconfig, namespace, f"{prefix}m", log)
 
     def after(commits: int) -> None:
@@ -159,12 +164,12 @@ def fault_round(cluster: Any, kubeconfig: Path, feed: Feed, work: Path, prefix: 
             for _ in range(EXPIRIES):
                 after(6)
                 cluster.faults = replace(profile, expire_next_watch=True)
-            install(kubeconfig, namespace, second)  # the CLI under the same faults (it retries what is transient)
+            outcome.problems += install(kubeconfig, namespace, second)  # the CLI through the same faults
             outcome.figures = {"error_rate": 0.1, "watch_cut_every_events": 5, "watch_expiries": EXPIRIES}
         else:
             after(6)
             cluster.plane.restart_apiserver()
-            install(kubeconfig, namespace, second)
+            outcome.problems += install(kubeconfig, namespace, second)
             after(4)
             cluster.plane.components["etcd"].signal(signal.SIGSTOP)
             threading.Event().wait(PAUSE)  # the fault's length, not a synchronisation
@@ -204,7 +209,7 @@ def partition_round(cluster: Any, kubeconfig: Path, feed: Feed, work: Path, pref
             processes["new"] = start_manager(new.write_kubeconfig(work / f"{prefix}new.kubeconfig"), namespace,
                                              names["new"], logs["new"])
             feed.wait(lambda: any("/leases/" in s.path for s in new.sent), 60)  # the standby campaigns
-            install(kubeconfig, namespace, outcome.instances)
+            outcome.problems += install(kubeconfig, namespace, outcome.instances)
             feed.wait(lambda: len([s for s in writes(old.sent) if "/leases/" not in s.path]) >= 4, 60)
             old.cut_at_next_write()  # mid-plan: the leader is in a pass, about to write
             feed.wait(lambda: old.is_cut and holder(cluster.request, namespace) == names["new"]
