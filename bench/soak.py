@@ -15,6 +15,16 @@ restarted, three times in ten with a rival racing for the Lease, until N kills o
 each round converges, tests/e2e/soak_checks.py's invariants (each rendered object added once, never deleted, one
 uid; one deploy plan uid; serial order in every recorded status). Figures: kills, rounds, Instances converged,
 problems (0) and the first of them.
+
+API faults (`--fault-rounds N`) and partitions of the leader (`--partitions N`), on each of `--fault-backends`
+(bench/faults_soak.py; the rounds are tests/e2e/soak_faults.py's, one of each is the CI short form). A faults
+round: six Instances under one manager while the dev cluster answers 10 % of requests 500/429/503 with latency,
+cuts each watch after five events and expires four with 410 Gone, or, on the real control plane, kube-apiserver
+is restarted mid-plan and etcd paused for 25 s (past the manager's 20 s request timeout). A partition round: the
+leader, through a tap (engine/devcluster/partition.py), cut off mid-pass while a standby takes over. Figures per
+backend: rounds, Instances converged, problems (0: the kills invariants, Jobs re-run beyond retries, tracebacks,
+manager exits, writes of two leaders in flight at once, writes past the renew deadline) and what was injected;
+for partitions the failover gap (the old leader's last write to the new leader's first, seconds).
 """
 
 from __future__ import annotations
@@ -28,9 +38,8 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,8 +54,10 @@ from engine.devcluster.cluster import DevCluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+import faults_soak
 from soak.hostile import BASES, MUTATIONS, Tally, mutant, try_install, try_mutant
-from soak_checks import PACKAGES, Change, problems
+from soak_checks import PACKAGES, problems
+from soak_faults import Feed
 
 KPLAN = str(Path(sys.executable).with_name("kplan"))
 SOAK_NAMESPACE = "soak"
@@ -96,29 +107,6 @@ def hostile(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
 
 
-class Feed:
-    """Every change the cluster commits in the soak's namespace, in order, and a way to wait for more."""
-
-    def __init__(self, cluster: DevCluster) -> None:
-        self.changes: list[Change] = []
-        self._cond = threading.Condition()
-        self._stop = cluster.subscribe(self._record)
-
-    def _record(self, change: str, obj: dict[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        with self._cond:
-            if meta.get("namespace") == SOAK_NAMESPACE and obj.get("kind") not in ("Event", "Lease"):
-                self.changes.append((change, str(obj.get("kind")), str(meta.get("name")), obj))
-            self._cond.notify_all()
-
-    def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(predicate, timeout)
-
-    def close(self) -> None:
-        self._stop()
-
-
 def start_manager(kubeconfig: Path, identity: str, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [KPLAN, "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr", "127.0.0.1:0",
@@ -145,7 +133,7 @@ def kills(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(["init", "--kubeconfig", str(kubeconfig)]) == 0
         cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": SOAK_NAMESPACE}})
-        feed = Feed(cluster)
+        feed = Feed(cluster, SOAK_NAMESPACE)
         managers = [start_manager(kubeconfig, "m0", work / "managers.log")]
         try:
             while killed < args.kills and time.monotonic() < deadline:
@@ -183,6 +171,18 @@ def kills(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "problems": len(found), "first_problems": found[:10]}
 
 
+@contextlib.contextmanager
+def address_space(mib: int) -> Iterator[None]:
+    """This process (and what it starts) under an address-space limit of `mib` MiB while the block runs: a
+    runaway allocation shows as an error instead of swapping. Lifted after it: etcd maps more than that."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (mib * 1024 * 1024, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def main_() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mutants", type=int, default=1000)
@@ -193,16 +193,25 @@ def main_() -> None:
     parser.add_argument("--memory-mib", type=int, default=4096)
     parser.add_argument("--kills", type=int, default=0, help="SIGKILLs of the manager (0: no kills soak)")
     parser.add_argument("--kill-budget", type=float, default=1800.0, help="seconds")
+    parser.add_argument("--fault-rounds", type=int, default=0, help="API faults rounds per backend (0: none)")
+    parser.add_argument("--partitions", type=int, default=0, help="partitions of the leader per backend (0: none)")
+    parser.add_argument("--fault-backends", default="dev,real", help="backends of the faults and partition soaks")
+    parser.add_argument("--fault-budget", type=float, default=1800.0, help="seconds, for each of the two soaks")
     args = parser.parse_args()
-    limit = args.memory_mib * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     started = time.monotonic()
     report: dict[str, Any] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine()}
     with tempfile.TemporaryDirectory(prefix="kplan-soak-") as work:
         if args.mutants:
-            report["hostile_packages"] = hostile(args, Path(work))
+            with address_space(args.memory_mib):
+                report["hostile_packages"] = hostile(args, Path(work))
         if args.kills:
             report["kills"] = kills(args, Path(work))
+        fault_backends = [b.strip() for b in args.fault_backends.split(",") if b.strip()]
+        if args.fault_rounds:
+            report["api_faults"] = faults_soak.faults(fault_backends, args.fault_rounds, args.fault_budget, Path(work))
+        if args.partitions:
+            report["partitions"] = faults_soak.partitions(fault_backends, args.partitions, args.fault_budget,
+                                                          Path(work))
     report["wall_seconds"] = round(time.monotonic() - started, 1)
     report["max_rss_mib"] = max_rss_mib()
     print(json.dumps(report))

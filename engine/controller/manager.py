@@ -16,7 +16,7 @@ from engine.controller.queue import WorkQueue
 from engine.controller.sharding import Shard
 from engine.controller.workers import Workers
 from engine.errors import KplanError, PermanentError
-from engine.kube import Caches, Clock, Kube, LeaderElector
+from engine.kube import Caches, Clock, Fence, Kube, LeaderElector
 from engine.planner import Settings
 from engine.runner import INSTANCE, OPERATOR_VERSION, PlanFinished, RunEvent, Runner
 
@@ -60,7 +60,10 @@ class Manager:
         self.caches = Caches(kube)
         self.queue = WorkQueue(clock=self._clock, backoff_base=self.settings.error_backoff_base,
                                backoff_max=self.settings.error_backoff_max)
-        self.runner = Runner(kube, self.caches, settings=self.settings.planner, clock=self._clock, emit=self._on_run)
+        # With election, every request of a pass keeps to the Lease: a lost Lease stops the pass in progress.
+        self.fence = Fence(kube.clock) if self.settings.leader_elect else None
+        acting = kube.fenced(self.fence) if self.fence is not None else kube
+        self.runner = Runner(acting, self.caches, settings=self.settings.planner, clock=self._clock, emit=self._on_run)
         self.metrics = Metrics(requests=lambda: kube.requests, depth=lambda: self.queue.depth,
                                leading=lambda: self.leading)
         self._keys = InstanceKeys(lambda namespace: self.caches.list(*INSTANCE, namespace),
@@ -98,7 +101,7 @@ class Manager:
         self._elector = LeaderElector(
             self._kube, self.lease_name, self.settings.lease_namespace or self._kube.namespace,
             self.settings.identity, lease_duration=self.settings.lease_duration,
-            renew_deadline=self.settings.renew_deadline, retry_period=self.settings.retry_period,
+            renew_deadline=self.settings.renew_deadline, retry_period=self.settings.retry_period, fence=self.fence,
         )
         self._elector_thread = threading.Thread(
             target=self._elector.run, args=(self._start_leading, self._stop_leading, self._campaign_stop),

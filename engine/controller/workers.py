@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from engine.controller.queue import WorkQueue
 from engine.errors import KplanError
+from engine.kube import LeadershipLost
 
 __all__ = ["Workers", "process"]
 
@@ -22,6 +23,8 @@ def process(queue: WorkQueue, key: str, reconcile: Reconcile, outcome: Outcome) 
     namespace, _, name = key.partition("/")
     try:
         after = reconcile(namespace, name)
+    except LeadershipLost as exc:  # the new leader carries on; this manager takes every key up again if it leads
+        log.info("pass interrupted", extra={"instance": key, "reason": str(exc)})
     except Exception as exc:
         delay = queue.add_rate_limited(key)
         log.warning("reconcile failed", extra={"instance": key, "error": str(exc), "retry_in": round(delay, 3)},

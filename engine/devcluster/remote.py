@@ -101,13 +101,17 @@ class RemoteApi:
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
                 content_type: str = "application/json", user_agent: str = "devcluster",
                 timeout: float = 60.0) -> tuple[int, JsonDict]:
-        """One request; the status code and the decoded JSON answer (a Status on errors)."""
+        """One request; the status code and the decoded JSON answer (a Status on errors). ConnectionError when the
+        server did not answer at all."""
         target = self.url + path + (("&" if "?" in path else "?") + urlencode(query) if query else "")
         headers = {**self._headers, "content-type": content_type, "accept": "application/json",
                    "user-agent": user_agent}
-        answer = self._pool.request(method.upper(), target, body=encode_body(body, content_type) or None,
-                                    headers=headers, timeout=urllib3.Timeout(connect=5.0, read=timeout),
-                                    preload_content=True)
+        try:
+            answer = self._pool.request(method.upper(), target, body=encode_body(body, content_type) or None,
+                                        headers=headers, timeout=urllib3.Timeout(connect=5.0, read=timeout),
+                                        preload_content=True)
+        except urllib3.exceptions.HTTPError as err:  # refused, reset, timed out: a server restarting, say
+            raise ConnectionError(f"{method.upper()} {path}: the API server did not answer ({err})") from err
         try:
             decoded = json.loads(answer.data) if answer.data else {}
         except ValueError:

@@ -6,6 +6,7 @@ from engine.kube.clock import Clock, SystemClock
 from engine.kube.connect import connect
 from engine.kube.discovery import Resource
 from engine.kube.errors import AlreadyExists, Conflict, Expired, NotFound, NotKubernetes
+from engine.kube.fence import Fence, LeadershipLost
 from engine.kube.lease import LeaderElector
 from engine.kube.watching import Watch
 
@@ -17,9 +18,11 @@ __all__ = [
     "Clock",
     "Conflict",
     "Expired",
+    "Fence",
     "Handler",
     "Kube",
     "LeaderElector",
+    "LeadershipLost",
     "NotFound",
     "NotKubernetes",
     "Resource",

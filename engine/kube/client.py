@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -10,6 +11,7 @@ from engine.kube.clock import Clock, SystemClock
 from engine.kube.discovery import Discovery, Resource
 from engine.kube.errors import NotFound, NotKubernetes
 from engine.kube.events import record_event
+from engine.kube.fence import Fence
 from engine.kube.managers import hand_over
 from engine.kube.metrics import CountingApiClient
 from engine.kube.objects import describe, identity_of, with_type
@@ -53,6 +55,13 @@ class Kube:
     def requests(self) -> Counter[str]:
         """API requests sent so far, by verb (get, list, watch, create, update, patch, apply, delete, ...)."""
         return self.api_client.requests
+
+    def fenced(self, fence: Fence) -> Kube:
+        """This Kube on the same connection and discovery, whose every request keeps to `fence` (a leader's
+        passes: none is sent, and none outlasts it, once the Lease may have passed to another)."""
+        view = copy.copy(self)
+        view.transport = Transport(self.api_client, self.transport.retrying, fence)
+        return view
 
     def close(self) -> None:
         self.api_client.close()  # type: ignore[no-untyped-call]

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import KplanError
+from engine.kube.fence import Fence, LeadershipLost
 
 if TYPE_CHECKING:
     from engine.kube.client import Kube
@@ -33,6 +34,8 @@ class LeaderElector:
 
     A leader that cannot renew within `renew_deadline` seconds stops leading (and campaigns again); a
     candidate takes over a lease not renewed for `lease_duration` seconds, as observed on its own clock.
+    `fence` (engine.kube.fence) is granted until each successful renewal's start plus `renew_deadline`; the
+    leader's renewals keep to it too, so one blocked by a partition gives up in time to step down.
     """
 
     def __init__(
@@ -46,6 +49,7 @@ class LeaderElector:
         renew_deadline: float = 10,
         retry_period: float = 2,
         release_on_stop: bool = True,
+        fence: Fence | None = None,
     ) -> None:
         if not lease_duration > renew_deadline > retry_period > 0:
             raise ValueError("need lease_duration > renew_deadline > retry_period > 0")
@@ -53,7 +57,9 @@ class LeaderElector:
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
         self.release_on_stop = release_on_stop
         self.is_leader = False
+        self.fence = fence or Fence(kube.clock)
         self._kube = kube
+        self._renewing = kube.fenced(self.fence)
         self._observed: tuple[Any, ...] | None = None  # (holder, renewTime) last seen
         self._observed_at = 0.0
         self._renewed_at = 0.0
@@ -68,34 +74,41 @@ class LeaderElector:
                 self._kube.clock.wait(stop, self.retry_period)
         finally:
             if self.is_leader:
+                self._step_down(on_stopped_leading)
                 if self.release_on_stop:
                     self._release()
-                self.is_leader = False
-                on_stopped_leading()
 
     def _campaign(self, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]) -> None:
         """One round: acquire or renew; start leading on success, stop when renewals failed too long."""
-        now = self._kube.clock.monotonic()
+        clock = self._kube.clock
+        started = clock.monotonic()
         if self._try_acquire_or_renew():
-            self._renewed_at = now
-            if not self.is_leader:
+            self._renewed_at = started
+            self.fence.grant(started + self.renew_deadline)
+            if not self.is_leader and self.fence.remaining() > 0:  # not when the answer came too late to act on
                 self.is_leader = True
                 on_started_leading()
-        elif self.is_leader and now - self._renewed_at >= self.renew_deadline:
-            self.is_leader = False
-            on_stopped_leading()
+        elif self.is_leader and clock.monotonic() - self._renewed_at >= self.renew_deadline:
+            self._step_down(on_stopped_leading)
+
+    def _step_down(self, on_stopped_leading: Callable[[], None]) -> None:
+        self.fence.revoke()
+        self.is_leader = False
+        log.info("lease lost", extra={"lease": self.name, "identity": self.identity})
+        on_stopped_leading()
 
     def _try_acquire_or_renew(self) -> bool:
+        kube = self._renewing if self.is_leader else self._kube  # a renewal must not outlast the fence
         try:
-            lease = self._kube.get(*LEASE, self.name, self.namespace)
+            lease = kube.get(*LEASE, self.name, self.namespace)
             if lease is None:
-                self._kube.create(self._lease(None))
+                kube.create(self._lease(None))
                 return True
             if not self._may_take(lease):
                 return False
-            self._kube.replace(self._lease(lease))
+            kube.replace(self._lease(lease))
             return True
-        except KplanError as exc:  # a lost race (409) or an unavailable server: try again next period
+        except (KplanError, LeadershipLost) as exc:  # a lost race (409), an unavailable server, a spent fence
             log.info("lease not acquired: %s", exc, extra={"lease": self.name, "identity": self.identity})
             return False
 

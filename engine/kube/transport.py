@@ -12,8 +12,9 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from engine.errors import ApiUnavailable, KplanError
+from engine.errors import ApiUnavailable, KplanError, TransientError
 from engine.kube.errors import api_error
+from engine.kube.fence import Fence, LeadershipLost
 from engine.kube.retrying import Retrying
 
 __all__ = ["CONNECT_TIMEOUT", "DISCOVERY_TIMEOUT", "JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
@@ -29,8 +30,9 @@ _NETWORK_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
 
 
 def given_up(error: KplanError, retries: int) -> KplanError:
-    """`error`, saying how many attempts were made when the request was retried."""
-    if not retries:
+    """`error`, saying how many attempts were made when a transient failure was retried. An answer that ended
+    the retries for another reason (404 after a 503, say) stays what it is: a get of a missing object is None."""
+    if not retries or not isinstance(error, TransientError):
         return error
     return ApiUnavailable(f"{error} (gave up after {retries + 1} attempts)")
 
@@ -62,12 +64,14 @@ class Stream:
 
 class Transport:
     """Sends requests with the client's configuration and credentials; failures become kplan errors.
-    With `retrying`, transient failures are sent again by its rules before they are raised."""
+    With `retrying`, transient failures are sent again by its rules before they are raised. With `fence`, no
+    attempt is sent once it has run out, none outlasts it, and a failure after it ran out is LeadershipLost."""
 
-    def __init__(self, api_client: ApiClient, retrying: Retrying | None = None) -> None:
+    def __init__(self, api_client: ApiClient, retrying: Retrying | None = None, fence: Fence | None = None) -> None:
         self.api_client = api_client
         self.server = str(api_client.configuration.host or "")
         self.retrying = retrying
+        self.fence = fence
 
     def request(
         self,
@@ -84,7 +88,7 @@ class Transport:
         """The decoded JSON body of a 2xx answer; raises the kplan error for anything else."""
 
         def attempt() -> Any:
-            response = self._send(method, path, query, body, content_type, (CONNECT_TIMEOUT, self._timeout(timeout)))
+            response = self._send(method, path, query, body, content_type, self._timeouts(what, timeout))
             data = response.read()
             if not 200 <= response.status <= 299:
                 raise ApiException(http_resp=response)
@@ -98,6 +102,8 @@ class Transport:
         """A streaming GET; raises the kplan error when the server does not answer 200."""
 
         def attempt() -> Stream:
+            if self.fence is not None:
+                self.fence.check(what)
             response = self._send("GET", path, query, None, JSON, (CONNECT_TIMEOUT, read_timeout))
             if response.status != 200:
                 response.read()
@@ -113,6 +119,8 @@ class Transport:
             try:
                 return attempt()
             except _NETWORK_ERRORS as exc:
+                if self.fence is not None and self.fence.remaining() <= 0:
+                    raise LeadershipLost(what) from exc
                 pause = self.retrying.pause(retries, exc, method) if self.retrying else None
                 if self.retrying is None or pause is None:
                     raise given_up(api_error(exc, action, what, self.server), retries) from exc
@@ -122,6 +130,14 @@ class Transport:
     def _timeout(self, timeout: float) -> float:
         """A request's timeout, shortened to what is left before the retry deadline (at least a second)."""
         return timeout if self.retrying is None else max(min(timeout, self.retrying.remaining()), 1.0)
+
+    def _timeouts(self, what: str, timeout: float) -> tuple[float, float]:
+        """(connect, read) timeouts of one attempt: within the fence, when there is one (LeadershipLost if spent)."""
+        connect, read = CONNECT_TIMEOUT, self._timeout(timeout)
+        if self.fence is None:
+            return connect, read
+        left = self.fence.check(what)
+        return min(connect, left), min(read, left)
 
     def _send(
         self,

@@ -102,8 +102,11 @@ class Api:
 
     def _call(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
               content_type: str = "application/json") -> JsonDict:
-        code, answer = self._cluster.request(method, path, query=query, body=body, content_type=content_type,
-                                             user_agent="devcluster-simulators")
+        try:
+            code, answer = self._cluster.request(method, path, query=query, body=body, content_type=content_type,
+                                                 user_agent="devcluster-simulators")
+        except OSError as err:  # no answer (a real API server restarting): retried like a refusal, no traceback
+            raise ApiFailure(0, method, path, {"message": str(err)}) from err
         if code >= 300:
             raise failure(code, method, path, answer)
         return answer

@@ -75,3 +75,19 @@ def problems(instances: Mapping[str, str], namespace: str, history: Iterable[Cha
     found += [f"Instance {name}: {len(plan_uids[name])} deploy plan uids" for name in instances
               if len(plan_uids[name]) != 1]
     return found
+
+
+def job_reruns(history: Iterable[Change]) -> list[str]:
+    """Jobs that ran more Pods than their retries allow (backoffLimit + 1 each), counted from every Pod uid the
+    feed saw with the Job's `job-name` label, not from the end state."""
+    limits: dict[str, int] = {}
+    pods: dict[str, set[str]] = defaultdict(set)
+    for _, kind, name, obj in history:
+        if kind == "Job":
+            limits[name] = int((obj.get("spec") or {}).get("backoffLimit", 6)) + 1
+        elif kind == "Pod":
+            job = ((obj.get("metadata") or {}).get("labels") or {}).get("job-name")
+            if job:
+                pods[str(job)].add(str(obj["metadata"].get("uid")))
+    return [f"Job {job}: {len(uids)} Pods run, its retries allow {limits[job]}"
+            for job, uids in sorted(pods.items()) if job in limits and len(uids) > limits[job]]
