@@ -7,7 +7,20 @@ import logging
 import time
 from urllib.parse import unquote
 
-from engine.apiserver import crds, deletion, discovery, logs, patching, podlogs, protobuf, reads, routing, watch, writes
+from engine.apiserver import (
+    aggregated,
+    crds,
+    deletion,
+    discovery,
+    logs,
+    patching,
+    podlogs,
+    protobuf,
+    reads,
+    routing,
+    watch,
+    writes,
+)
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
 from engine.apiserver.requests import ApiRequest, ApiResponse, unsupported_media_type
@@ -121,6 +134,14 @@ class Api:
             return ApiResponse(200, b"ok", {"Content-Type": "text/plain; charset=utf-8"})
         if path == "/version":
             return ApiResponse(200, discovery.version())
+        parts = [p for p in path.split("/") if p]
+        if path in ("/api", "/apis"):
+            media = aggregated.negotiate(req.accept)
+            if media is not None:
+                body = aggregated.document(self.registry, core=path == "/api")
+                return aggregated.answer(body, media, req.headers.get("if-none-match", ""))
+        if parts[:1] in (["api"], ["apis"]) and len(parts) <= 3:
+            aggregated.check_plain(req.accept)
         if path == "/api":
             return ApiResponse(200, discovery.api_versions(self.server_address))
         if path == "/apis":
@@ -130,7 +151,6 @@ class Api:
         if path.startswith("/openapi/v3/"):
             document, _ = self.openapi.document(path.removeprefix("/openapi/v3/"))
             return ApiResponse(200, document)
-        parts = [p for p in path.split("/") if p]
         if parts[0] == "api" and len(parts) == 2:
             return ApiResponse(200, discovery.resource_list(self.registry, "", parts[1]))
         if parts[0] == "apis" and len(parts) == 2:

@@ -85,13 +85,13 @@ class ResourceType:
 
 def _builtin(
     group: str, version: str, plural: str, kind: str, namespaced: bool = True, *,
-    short: Sequence[str] = (), all_: bool = False, verbs: Sequence[str] = ALL_VERBS,
+    short: Sequence[str] = (), all_: bool = False, categories: Sequence[str] = (), verbs: Sequence[str] = ALL_VERBS,
     status: bool = False, scale: bool = False, generation: bool = False,
 ) -> ResourceType:
     subresources = (("status",) if status else ()) + (("scale",) if scale else ())
     return ResourceType(
         group=group, version=version, plural=plural, kind=kind, namespaced=namespaced, short_names=tuple(short),
-        categories=("all",) if all_ else (), verbs=tuple(verbs), subresources=subresources,
+        categories=("all",) if all_ else tuple(categories), verbs=tuple(verbs), subresources=subresources,
         has_generation=generation, scale=ScalePaths() if scale else None,
     )
 
@@ -130,9 +130,10 @@ BUILTIN: tuple[ResourceType, ...] = (
     _builtin("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=["pdb"], status=True,
              generation=True),
     _builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
-             short=["crd", "crds"], status=True, generation=True),
+             short=["crd", "crds"], categories=["api-extensions"], status=True, generation=True),
     _builtin("events.k8s.io", "v1", "events", "Event", short=["ev"]),
-    _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, status=True),
+    _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, categories=["api-extensions"],
+             status=True),
     _builtin("networking.k8s.io", "v1", "ingresses", "Ingress", short=["ing"], status=True, generation=True),
     _builtin("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False),
     _builtin("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short=["netpol"], generation=True),

@@ -9,7 +9,8 @@ needs neither: it loads the two files this writes into engine/apiserver/protobuf
 - `gofields.json`: what the .proto files do not say about the JSON form, read from the Go structs the .proto
   files were generated from (k8s.io/code-generator's go-to-protobuf): JSON names that differ from the proto
   field names (inlined structs, `$ref`, `x-kubernetes-*`), scalar fields whose zero value is still written
-  (pointers and fields without `omitempty`), named slices (`Verbs`) that JSON writes as plain lists, and the
+  (pointers and fields without `omitempty`), list and map fields without `omitempty` (Go writes an empty one
+  read back from storage as `null`), named slices (`Verbs`) that JSON writes as plain lists, and the
   API group of each proto package (`GroupName`).
 
 The inputs are pinned below (module versions) and recorded with their go.sum hashes in `SOURCES`.
@@ -50,6 +51,7 @@ PROTOS = [
     "k8s.io/api/scheduling/v1/generated.proto",
     "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1/generated.proto",
     "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/generated.proto",
+    "k8s.io/api/apidiscovery/v2/generated.proto",
 ]
 OUT = Path(__file__).resolve().parents[2] / "engine" / "apiserver" / "protobuf"
 FIELD = re.compile(r"^\t(?:(\w+)\s+)?(\*?[\w.\[\]*]+)\s+`(.*)`")
@@ -125,6 +127,7 @@ def field_facts(modules: dict[str, dict[str, str]], descriptors: Path) -> dict[s
     by_name = {f.name: f for f in files}
     renamed: dict[str, dict[str, str]] = {}
     keep_zero: dict[str, list[int]] = {}
+    null_empty: dict[str, list[int]] = {}
     lists: list[str] = []
     groups: dict[str, str] = {}
     for proto in PROTOS:
@@ -150,9 +153,12 @@ def field_facts(modules: dict[str, dict[str, str]], descriptors: Path) -> dict[s
                 scalar = field.type in SCALAR_TYPES and field.label != field.LABEL_REPEATED
                 if scalar and (go_type.startswith("*") or "omitempty" not in flags.split(",")):
                     keep_zero.setdefault(full, []).append(field.number)
+                elif field.label == field.LABEL_REPEATED and "omitempty" not in flags.split(",") and json_name:
+                    null_empty.setdefault(full, []).append(field.number)
     return {"groups": dict(sorted(groups.items())), "lists": sorted(lists),
             "renamed": dict(sorted(renamed.items())),
-            "keepZero": {k: sorted(v) for k, v in sorted(keep_zero.items())}}
+            "keepZero": {k: sorted(v) for k, v in sorted(keep_zero.items())},
+            "nullEmpty": {k: sorted(v) for k, v in sorted(null_empty.items())}}
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ class Catalog:
     lists: frozenset[str]  # messages written in JSON as a plain list of their `items`
     renamed: dict[str, dict[int, str]]  # message → field number → JSON name ("" inlined, "-" never written)
     keep_zero: dict[str, frozenset[int]]  # message → scalar fields whose zero value JSON still writes
+    null_empty: dict[str, frozenset[int]]  # message → list/map fields without omitempty (empty reads back null)
 
     def descriptor(self, api_version: str, kind: str) -> Descriptor | None:
         """The message of a kind in an apiVersion; the meta.k8s.io kinds (DeleteOptions, Status...) in any."""
@@ -66,4 +67,5 @@ def catalog() -> Catalog:
         lists=frozenset(facts["lists"]),
         renamed={m: {int(n): name for n, name in fields.items()} for m, fields in facts["renamed"].items()},
         keep_zero={m: frozenset(numbers) for m, numbers in facts["keepZero"].items()},
+        null_empty={m: frozenset(numbers) for m, numbers in facts["nullEmpty"].items()},
     )
