@@ -114,6 +114,7 @@ def test_an_unchanged_list_is_not_modified_for_its_etag(http: Any) -> None:
     assert etag.startswith('"') and etag.endswith('"')
     again: Response = http("GET", "/apis", headers={"Accept": AGGREGATED, "If-None-Match": etag})
     assert (again.status, again.raw, again.headers["ETag"]) == (304, b"", etag)
+    assert "Content-Type" not in again.headers  # an HTTP cache keeps the cached answer's type
 
 
 def test_a_custom_resource_appears_once_established(devcluster: Cluster, http: Any, widget_group: str) -> None:
