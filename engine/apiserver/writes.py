@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import celrules, crds, quantities, scale, ssa, strategies, structural, validation
+from engine.apiserver import celrules, crds, omitempty, quantities, scale, ssa, strategies, structural, validation
 from engine.apiserver.defaults import apply_builtin
 from engine.apiserver.objects import (
     JsonDict,
@@ -211,18 +211,18 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
 
 
 def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict) -> None:
-    """Defaults, and the canonical form of the quantities of built-in kinds (a malformed one fails decoding)."""
+    """Defaults, the canonical form of the quantities of built-in kinds (a malformed one fails decoding), and
+    the empty values Go's omitempty drops."""
     apply_builtin(rt.key, obj)
     view = schema_view(api, rt)
-    if view is None:
-        return
-    if rt.custom is not None:
+    if view is not None and rt.custom is not None:
         structural.apply_defaults(view, obj)
-        return
-    try:
-        quantities.canonicalise(view, rt.group, obj)
-    except QuantityError as e:
-        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
+    elif view is not None:
+        try:
+            quantities.canonicalise(view, rt.group, obj)
+        except QuantityError as e:
+            raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
+    omitempty.prune(rt, obj)
 
 
 def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
