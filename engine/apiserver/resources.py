@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -48,6 +48,12 @@ class ResourceType:
     has_generation: bool = False
     scale: ScalePaths | None = None
     custom: CustomInfo | None = None
+    storage_key: str = ""  # the storage of another resource, when this one is another API over it
+
+    @property
+    def own_key(self) -> str:
+        """`group/plural`: what per-kind tables (columns, field selectors) are keyed by."""
+        return f"{self.group}/{self.plural}"
 
     @property
     def singular(self) -> str:
@@ -59,8 +65,8 @@ class ResourceType:
 
     @property
     def key(self) -> str:
-        """Storage key, shared by every version of the resource."""
-        return f"{self.group}/{self.plural}"
+        """Storage key, shared by every version of the resource (and by events.k8s.io with core Events)."""
+        return self.storage_key or self.own_key
 
     @property
     def qualified(self) -> str:
@@ -131,7 +137,7 @@ BUILTIN: tuple[ResourceType, ...] = (
              generation=True),
     _builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
              short=["crd", "crds"], categories=["api-extensions"], status=True, generation=True),
-    _builtin("events.k8s.io", "v1", "events", "Event", short=["ev"]),
+    replace(_builtin("events.k8s.io", "v1", "events", "Event", short=["ev"]), storage_key="/events"),
     _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, categories=["api-extensions"],
              status=True),
     _builtin("networking.k8s.io", "v1", "ingresses", "Ingress", short=["ing"], status=True, generation=True),

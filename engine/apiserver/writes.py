@@ -9,7 +9,18 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import celrules, crds, omitempty, quantities, scale, ssa, strategies, structural, validation
+from engine.apiserver import (
+    celrules,
+    crds,
+    eventsv1,
+    omitempty,
+    quantities,
+    scale,
+    ssa,
+    strategies,
+    structural,
+    validation,
+)
 from engine.apiserver.defaults import apply_builtin
 from engine.apiserver.objects import (
     JsonDict,
@@ -238,6 +249,9 @@ def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
     else:
         errors += validation.builtin_errors(rt, new)
         errors += crds.spec_errors(api, rt, new, old)
+        if eventsv1.is_event(rt):
+            errors += eventsv1.errors_of(rt, new, old)
+            rt = api.registry.lookup("", "v1", "events") or rt  # errors name the internal kind: Event
         if old is not None:
             errors += validation.update_errors(rt, new, old)
     if errors:
@@ -272,7 +286,10 @@ def commit_create(api: Api, rt: ResourceType, new: JsonDict, opts: WriteOptions)
 
 
 def stored_form(rt: ResourceType, obj: JsonDict) -> JsonDict:
-    """Custom resources are stored in their storage version (conversion None only rewrites apiVersion)."""
+    """Custom resources are stored in their storage version (conversion None only rewrites apiVersion), Events of
+    either API in the core/v1 form."""
+    if eventsv1.is_event(rt):
+        return eventsv1.to_core(obj)
     if rt.custom is not None and rt.custom.storage_version and rt.custom.storage_version != rt.version:
         obj["apiVersion"] = f"{rt.group}/{rt.custom.storage_version}"
     return obj
@@ -327,6 +344,8 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
                   tracked: bool = False) -> tuple[int, JsonDict]:
     """The shared tail of PUT, PATCH and apply on an existing object; `tracked`: managedFields already done."""
     rt, sub = target.rt, target.subresource
+    if eventsv1.is_events_v1(rt):  # written in the request's form, stored in the core one
+        old = served_form(rt, old)
     if rv_of(new) and rv_of(new) != rv_of(old):
         raise conflict(rt, name_of(old))
     new["apiVersion"], new["kind"] = old.get("apiVersion", rt.api_version), rt.kind
@@ -349,6 +368,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
 
 def store_update(api: Api, rt: ResourceType, new: JsonDict) -> JsonDict:
     """Write an update; the one that empties the finalizers of a terminating object removes it."""
+    new = stored_form(rt, new)
     if is_terminating(new) and not finalizers_of(new) and not _namespace_finalizers(rt, new):
         return api.store.remove(rt.key, new)
     return api.store.update(rt.key, new)
