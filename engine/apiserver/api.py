@@ -23,6 +23,7 @@ from engine.apiserver import (
 )
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
+from engine.apiserver.openapi2 import Swagger
 from engine.apiserver.requests import ApiRequest, ApiResponse, unsupported_media_type
 from engine.apiserver.resources import Registry, ResourceType
 from engine.apiserver.schema import Schemas, TypeNode
@@ -64,6 +65,7 @@ class Api:
         self.allocator = Allocator()
         self.faults = FaultInjector(faults)
         self.openapi = OpenApi(self.registry, self.schemas.definitions(), self.schemas.definition_name)
+        self.swagger = Swagger(self.registry, self.openapi)
         self.token = token
         self.max_watch_seconds = 1800.0
         self.bookmark_seconds = 60.0
@@ -146,6 +148,8 @@ class Api:
             return ApiResponse(200, discovery.api_versions(self.server_address))
         if path == "/apis":
             return ApiResponse(200, discovery.api_group_list(self.registry))
+        if path == "/openapi/v2":
+            return self.swagger.answer(req.accept)
         if path == "/openapi/v3":
             return ApiResponse(200, self.openapi.index())
         if path.startswith("/openapi/v3/"):

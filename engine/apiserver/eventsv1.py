@@ -19,8 +19,8 @@ TO_CORE = {"regarding": "involvedObject", "note": "message", "reportingControlle
            "deprecatedSource": "source", "deprecatedFirstTimestamp": "firstTimestamp",
            "deprecatedLastTimestamp": "lastTimestamp", "deprecatedCount": "count"}
 FROM_CORE = {core: name for name, core in TO_CORE.items()}
-CORE_ALWAYS: dict[str, Any] = {"involvedObject": {}, "source": {}, "firstTimestamp": None, "lastTimestamp": None, "eventTime": None,
-               "reportingComponent": "", "reportingInstance": ""}
+CORE_ALWAYS: dict[str, Any] = {"involvedObject": {}, "source": {}, "firstTimestamp": None, "lastTimestamp": None,
+                               "eventTime": None, "reportingComponent": "", "reportingInstance": ""}
 EVENTS_ALWAYS: dict[str, Any] = {"eventTime": None, "deprecatedSource": {}, "deprecatedFirstTimestamp": None,
                  "deprecatedLastTimestamp": None}
 # events.k8s.io field selectors, evaluated on the stored (core) form

@@ -122,7 +122,8 @@ class RequestHandler(BaseHTTPRequestHandler):
     def _head(self, resp: ApiResponse, extra: dict[str, str]) -> bytes:
         phrase = HTTPStatus(resp.code).phrase if resp.code in HTTPStatus._value2member_map_ else ""
         lines = [f"HTTP/1.1 {resp.code} {phrase}"]
-        plain = {} if resp.code == HTTPStatus.NOT_MODIFIED else {"Content-Type": "application/json"}
+        empty = resp.body == b"" and resp.code != HTTPStatus.OK  # a 304 or 406 names no type
+        plain = {} if empty else {"Content-Type": "application/json"}
         headers = {**plain, **resp.headers, **extra}
         lines += [f"{k}: {v}" for k, v in headers.items()]
         lines += [f'Warning: 299 - {json.dumps(w)}' for w in resp.warnings]
