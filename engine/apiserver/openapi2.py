@@ -49,9 +49,9 @@ def _operation(op: dict[str, Any]) -> dict[str, Any]:
                                   "schema": next(iter(content.values()))["schema"]})
     responses = {}
     for code, answer in op.get("responses", {}).items():
-        content = answer.get("content") or {}
-        out.setdefault("produces", list(content))
-        schema = next(iter(content.values()), {}).get("schema")
+        media: dict[str, dict[str, Any]] = answer.get("content") or {}
+        out.setdefault("produces", list(media))
+        schema = next(iter(media.values()), {}).get("schema")
         responses[code] = {"description": answer.get("description", ""), **({"schema": schema} if schema else {})}
     out["responses"] = responses
     return out
