@@ -9,12 +9,14 @@ fields Go writes even when empty (`eventTime: null`, `source: {}`...).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.apiserver.resources import ResourceType
-from engine.apiserver.status import ErrorType, FieldError
+from engine.apiserver.status import ErrorType, FieldError, GoJson
 
 GROUP_VERSION = "events.k8s.io/v1"
+REFERENCE = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
 TO_CORE = {"regarding": "involvedObject", "note": "message", "reportingController": "reportingComponent",
            "deprecatedSource": "source", "deprecatedFirstTimestamp": "firstTimestamp",
            "deprecatedLastTimestamp": "lastTimestamp", "deprecatedCount": "count"}
@@ -61,6 +63,8 @@ def errors_of(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None)
     errors = _legacy_errors(to_core(obj), is_events_v1(rt))
     if is_events_v1(rt) and old is None:
         errors += _create_errors(obj)
+    elif is_events_v1(rt) and old is not None:
+        errors += _update_errors(obj, from_core(old) if old.get("apiVersion") == "v1" else old)
     return errors
 
 
@@ -82,6 +86,47 @@ def _legacy_errors(core: dict[str, Any], events_api: bool) -> list[FieldError]:
     return errors
 
 
+# What an update through events.k8s.io may not change: (core name, name in errors, Go struct field order).
+IMMUTABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("involvedObject", "involvedObject", REFERENCE), ("reason", "reason", ()), ("message", "message", ()),
+    ("source", "source", ("component", "host")), ("firstTimestamp", "firstTimestamp", ()),
+    ("lastTimestamp", "lastTimestamp", ()), ("count", "count", ()), ("type", "type", ()),
+    ("eventTime", "eventTime", ()), ("action", "action", ()), ("related", "related", REFERENCE),
+    ("reportingComponent", "reportingController", ()), ("reportingInstance", "reportingInstance", ()))
+
+
+def _update_errors(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """ValidateEventUpdate: the series is checked when it changes, and the rest of the Event is immutable."""
+    errors = _series_errors(new) if new.get("series") != old.get("series") else []
+    new_core, old_core = to_core(new), to_core(old)
+    for name, label, go_fields in IMMUTABLE:
+        value = new_core.get(name)
+        if (value or None) != (old_core.get(name) or None):
+            shown = _go_struct(value, go_fields) if go_fields and isinstance(value, dict) else value
+            errors.append(FieldError(ErrorType.INVALID, label, shown, "field is immutable"))
+    return errors
+
+
+def _go_struct(value: dict[str, Any], fields: tuple[str, ...]) -> GoJson:
+    """A struct as the real message prints it: Go's field names and order, every field."""
+    names = {"uid": "UID", "apiVersion": "APIVersion", "fieldPath": "FieldPath",
+             "resourceVersion": "ResourceVersion"}
+    shown = {names.get(f, f[:1].upper() + f[1:]): value.get(f) or "" for f in fields}
+    return GoJson(json.dumps(shown, separators=(",", ":")))
+
+
+def _series_errors(obj: dict[str, Any]) -> list[FieldError]:
+    series = obj.get("series")
+    if not isinstance(series, dict):
+        return []
+    errors = []
+    if int(series.get("count") or 0) < 2:
+        errors.append(FieldError(ErrorType.INVALID, "series.count", "", "should be at least 2"))
+    if not series.get("lastObservedTime"):
+        errors.append(FieldError(ErrorType.REQUIRED, "series.lastObservedTime"))
+    return errors
+
+
 def _create_errors(obj: dict[str, Any]) -> list[FieldError]:
     """What events.k8s.io/v1 requires of a new Event beyond the core API."""
     errors = []
@@ -89,7 +134,4 @@ def _create_errors(obj: dict[str, Any]) -> list[FieldError]:
         errors.append(FieldError(ErrorType.REQUIRED, "eventTime"))
     if obj.get("type") not in ("Normal", "Warning"):
         errors.append(FieldError(ErrorType.INVALID, "type", "", f"has invalid value: {obj.get('type') or ''}"))
-    series = obj.get("series")
-    if isinstance(series, dict) and int(series.get("count") or 0) < 2:
-        errors.append(FieldError(ErrorType.INVALID, "series.count", "", "should be at least 2"))
-    return errors
+    return _series_errors(obj) + errors

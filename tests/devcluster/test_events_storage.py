@@ -125,3 +125,25 @@ def test_an_events_k8s_io_event_needs_its_event_time_and_a_matching_namespace(de
     assert body["message"] == ('Event "e3" is invalid: [involvedObject.namespace: Invalid value: "": does not match '
                                'event.namespace, eventTime: Required value]')
     assert (body["details"]["kind"], "group" in body["details"]) == ("Event", False)
+
+
+def test_an_events_k8s_io_update_keeps_the_event_immutable_but_its_series(devcluster: Cluster,
+                                                                         namespace: str) -> None:
+    create(devcluster, EVENTS, namespace, events_event(namespace))
+    path = f"{EVENTS}/namespaces/{namespace}/events/e2"
+
+    def patched(patch: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return devcluster.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
+
+    code, body = patched({"note": "changed", "type": "Normal"})
+    assert (code, body["message"]) == (422, 'Event "e2" is invalid: [message: Invalid value: "changed": field is '
+                                            'immutable, type: Invalid value: "Normal": field is immutable]')
+    code, body = patched({"regarding": {"name": "q"}})
+    assert body["message"] == (f'Event "e2" is invalid: involvedObject: Invalid value: {{"Kind":"Pod","Namespace":'
+                               f'"{namespace}","Name":"q","UID":"","APIVersion":"","ResourceVersion":"","FieldPath":'
+                               '""}: field is immutable')
+    code, body = patched({"series": {"count": 3, "lastObservedTime": "2026-01-01T00:03:00.000000Z"}})
+    assert code == 200 and body["series"]["count"] == 3
+    code, body = devcluster.request("PATCH", f"{CORE}/namespaces/{namespace}/events/e2",
+                                    body={"message": "through core"}, content_type="application/merge-patch+json")
+    assert code == 200 and read(devcluster, EVENTS, namespace, "e2")["note"] == "through core"
