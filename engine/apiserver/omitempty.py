@@ -3,8 +3,10 @@
 The real server decodes a built-in object into its Go struct and writes it out again, so `labels: {}`,
 `finalizers: []`, `nodeSelector: {}`, `hostNetwork: false` or `hostname: ""` vanish wherever the field is tagged
 `omitempty` (scalars behind a pointer keep their zero), and an empty list without the tag reads back as `null`
-(`ClusterRole.rules`). Custom resources go through Go only for their `metadata`; the rest is kept as written.
-The tags come from the protobuf catalog (`gofields.json`, generated from the Go structs).
+(`ClusterRole.rules`). A built-in kind's `status` is a Go struct, so it is always written, with the scalars that
+have no omitempty (`status: {replicas: 0}` on a new ReplicaSet). Custom resources go through Go only for their
+`metadata`; the rest is kept as written. The tags come from the protobuf catalog (`gofields.json`, generated
+from the Go structs).
 """
 
 from __future__ import annotations
@@ -33,6 +35,33 @@ def prune(rt: ResourceType, obj: dict[str, Any]) -> None:
     descriptor = cat.descriptor(rt.api_version, rt.kind)
     if descriptor is not None:
         _prune(cat, obj, descriptor)
+
+
+def write_status(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """Write a built-in kind's status as Go does, in place; after managedFields are tracked (nobody owns it)."""
+    cat = catalog()
+    descriptor = None if rt.is_custom else cat.descriptor(rt.api_version, rt.kind)
+    status = descriptor.fields_by_name.get("status") if descriptor is not None else None
+    if descriptor is None or status is None or status.message_type is None or \
+            status.number not in cat.value_structs.get(descriptor.full_name, ()):
+        return
+    if not isinstance(obj.get("status"), dict):
+        obj["status"] = {}
+    _fill(cat, obj["status"], status.message_type)
+
+
+ZERO = {FieldDescriptor.CPPTYPE_STRING: "", FieldDescriptor.CPPTYPE_BOOL: False}
+
+
+def _fill(cat: Catalog, value: dict[str, Any], descriptor: Descriptor) -> None:
+    """Write what Go always writes: structs that are no pointer (`{}` at least) and scalars without omitempty."""
+    for key, (field, owner) in _fields(descriptor).items():
+        if field.number in cat.value_structs.get(owner.full_name, ()) and field.message_type is not None:
+            if not isinstance(value.get(key), dict):
+                value[key] = {}
+            _fill(cat, value[key], field.message_type)
+        elif key not in value and field.number in cat.zero_scalars.get(owner.full_name, ()):
+            value[key] = ZERO.get(field.cpp_type, 0)
 
 
 @functools.cache

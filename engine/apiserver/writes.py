@@ -278,6 +278,7 @@ def commit_create(api: Api, rt: ResourceType, new: JsonDict, opts: WriteOptions)
     existing = api.store.get(rt.key, namespace_of(new), name_of(new))
     if existing is not None:
         raise already_exists(rt, name_of(new), is_terminating(existing))
+    omitempty.write_status(rt, new)
     new = stored_form(rt, new)
     if opts.dry_run:
         meta(new)["resourceVersion"] = ""
@@ -359,6 +360,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     if not tracked:
         new = ssa.track_update(old, new, type_=api.type_of(rt), manager=opts.manager,
                                api_version=rt.api_version, now=now(), subresource=sub or None)
+    omitempty.write_status(rt, new)
     if ssa.strip_managed_times(new) == ssa.strip_managed_times(old):
         return 200, old
     if opts.dry_run:

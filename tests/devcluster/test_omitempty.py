@@ -103,3 +103,20 @@ def test_a_custom_resource_keeps_its_own_empty_fields_but_not_empty_metadata(dev
                     "spec": spec})
     assert not set(EMPTY_META) & set(body["metadata"])
     assert body["spec"] == {**spec, "replicas": 1}
+
+
+@pytest.mark.parametrize(("plural", "status"), [
+    ("replicasets", {"replicas": 0}), ("statefulsets", {"replicas": 0, "availableReplicas": 0}),
+    ("deployments", {})])
+def test_a_new_workload_has_the_status_go_writes(devcluster: Cluster, namespace: str, plural: str,
+                                                 status: dict[str, Any]) -> None:
+    labels = {"app": "w"}
+    spec: dict[str, Any] = {"selector": {"matchLabels": labels}, "template": {
+        "metadata": {"labels": labels}, "spec": {"containers": [{"name": "m", "image": "busybox:1.36"}]}}}
+    if plural == "statefulsets":
+        spec["serviceName"] = "w"
+    kind = {"replicasets": "ReplicaSet", "statefulsets": "StatefulSet", "deployments": "Deployment"}[plural]
+    body = created(devcluster, f"/apis/apps/v1/namespaces/{namespace}/{plural}",
+                   {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w"}, "spec": spec})
+    assert body["status"] == status
+    assert all("f:status" not in entry["fieldsV1"] for entry in body["metadata"]["managedFields"])

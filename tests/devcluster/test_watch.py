@@ -144,7 +144,8 @@ def test_a_watch_from_now_marks_the_end_of_its_initial_events(devcluster: DevClu
                                                               core: client.CoreV1Api, version: str) -> None:
     core.create_namespaced_config_map(namespace, configmap("a"))
     lines = watch_lines(devcluster, namespace, f"allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion={version}")
-    assert [line["type"] for line in lines] == ["ADDED", "BOOKMARK"]
+    types = [line["type"] for line in lines]  # a loaded real server may repeat the bookmark; never an event
+    assert types[:2] == ["ADDED", "BOOKMARK"] and set(types[2:]) <= {"BOOKMARK"}
     assert lines[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     without = watch_lines(devcluster, namespace, "timeoutSeconds=1")
     assert [line["type"] for line in without] == ["ADDED"]
