@@ -7,9 +7,22 @@ import logging
 import ssl
 import time
 
-from engine.apiserver import crds, deletion, discovery, logs, patching, protobuf, reads, routing, watch, writes
+from engine.apiserver import (
+    aggregated,
+    crds,
+    deletion,
+    discovery,
+    logs,
+    patching,
+    protobuf,
+    reads,
+    routing,
+    watch,
+    writes,
+)
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
+from engine.apiserver.openapi2 import Swagger
 from engine.apiserver.requests import ApiRequest, ApiResponse, unsupported_media_type
 from engine.apiserver.resources import Registry, ResourceType
 from engine.apiserver.schema import Schemas, TypeNode
@@ -51,6 +64,7 @@ class Api:
         self.allocator = Allocator()
         self.faults = FaultInjector(faults)
         self.openapi = OpenApi(self.registry, self.schemas.definitions(), self.schemas.definition_name)
+        self.swagger = Swagger(self.registry, self.openapi)
         self.token = token
         self.max_watch_seconds = 1800.0
         self.bookmark_seconds = 60.0
@@ -117,16 +131,25 @@ class Api:
             return ApiResponse(200, b"ok", {"Content-Type": "text/plain; charset=utf-8"})
         if path == "/version":
             return ApiResponse(200, discovery.version())
+        parts = [p for p in path.split("/") if p]
+        if path in ("/api", "/apis"):
+            media = aggregated.negotiate(req.accept)
+            if media is not None:
+                body = aggregated.document(self.registry, core=path == "/api")
+                return aggregated.answer(body, media, req.headers.get("if-none-match", ""))
+        if parts[:1] in (["api"], ["apis"]) and len(parts) <= 3:
+            aggregated.check_plain(req.accept)
         if path == "/api":
             return ApiResponse(200, discovery.api_versions(self.server_address))
         if path == "/apis":
             return ApiResponse(200, discovery.api_group_list(self.registry))
+        if path == "/openapi/v2":
+            return self.swagger.answer(req.accept)
         if path == "/openapi/v3":
             return ApiResponse(200, self.openapi.index())
         if path.startswith("/openapi/v3/"):
             document, _ = self.openapi.document(path.removeprefix("/openapi/v3/"))
             return ApiResponse(200, document)
-        parts = [p for p in path.split("/") if p]
         if parts[0] == "api" and len(parts) == 2:
             return ApiResponse(200, discovery.resource_list(self.registry, "", parts[1]))
         if parts[0] == "apis" and len(parts) == 2:

@@ -7,7 +7,7 @@ import binascii
 import json
 from typing import TYPE_CHECKING, Any
 
-from engine.apiserver import scale, tables
+from engine.apiserver import eventsv1, scale, tables
 from engine.apiserver.objects import JsonDict, name_of, namespace_of
 from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.resources import ResourceType
@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 
 
 def served_form(rt: ResourceType, obj: JsonDict) -> JsonDict:
-    """The stored object as the requested version presents it (CRD conversion None rewrites apiVersion)."""
+    """The stored object as the requested version presents it (CRD conversion None rewrites apiVersion; a core
+    Event is converted to events.k8s.io/v1)."""
     if obj.get("apiVersion") == rt.api_version:
         return obj
+    if eventsv1.is_events_v1(rt):
+        return eventsv1.from_core(obj)
     return {**obj, "apiVersion": rt.api_version}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -48,6 +48,12 @@ class ResourceType:
     has_generation: bool = False
     scale: ScalePaths | None = None
     custom: CustomInfo | None = None
+    storage_key: str = ""  # the storage of another resource, when this one is another API over it
+
+    @property
+    def own_key(self) -> str:
+        """`group/plural`: what per-kind tables (columns, field selectors) are keyed by."""
+        return f"{self.group}/{self.plural}"
 
     @property
     def singular(self) -> str:
@@ -59,8 +65,8 @@ class ResourceType:
 
     @property
     def key(self) -> str:
-        """Storage key, shared by every version of the resource."""
-        return f"{self.group}/{self.plural}"
+        """Storage key, shared by every version of the resource (and by events.k8s.io with core Events)."""
+        return self.storage_key or self.own_key
 
     @property
     def qualified(self) -> str:
@@ -85,13 +91,13 @@ class ResourceType:
 
 def _builtin(
     group: str, version: str, plural: str, kind: str, namespaced: bool = True, *,
-    short: Sequence[str] = (), all_: bool = False, verbs: Sequence[str] = ALL_VERBS,
+    short: Sequence[str] = (), all_: bool = False, categories: Sequence[str] = (), verbs: Sequence[str] = ALL_VERBS,
     status: bool = False, scale: bool = False, generation: bool = False,
 ) -> ResourceType:
     subresources = (("status",) if status else ()) + (("scale",) if scale else ())
     return ResourceType(
         group=group, version=version, plural=plural, kind=kind, namespaced=namespaced, short_names=tuple(short),
-        categories=("all",) if all_ else (), verbs=tuple(verbs), subresources=subresources,
+        categories=("all",) if all_ else tuple(categories), verbs=tuple(verbs), subresources=subresources,
         has_generation=generation, scale=ScalePaths() if scale else None,
     )
 
@@ -130,9 +136,10 @@ BUILTIN: tuple[ResourceType, ...] = (
     _builtin("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=["pdb"], status=True,
              generation=True),
     _builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
-             short=["crd", "crds"], status=True, generation=True),
-    _builtin("events.k8s.io", "v1", "events", "Event", short=["ev"]),
-    _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, status=True),
+             short=["crd", "crds"], categories=["api-extensions"], status=True, generation=True),
+    replace(_builtin("events.k8s.io", "v1", "events", "Event", short=["ev"]), storage_key="/events"),
+    _builtin("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, categories=["api-extensions"],
+             status=True),
     _builtin("networking.k8s.io", "v1", "ingresses", "Ingress", short=["ing"], status=True, generation=True),
     _builtin("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False),
     _builtin("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short=["netpol"], generation=True),

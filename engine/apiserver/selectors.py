@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.apiserver import eventsv1
 from engine.apiserver.objects import JsonDict, get_path
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.status import bad_request
@@ -124,6 +125,7 @@ _FIELDS: Mapping[str, tuple[str, ...]] = {
     "/events": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
                 "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
                 "reason", "reportingComponent", "source", "type"),
+    "events.k8s.io/events": tuple(eventsv1.FIELD_SELECTORS),
     "/persistentvolumeclaims": (),
     "/replicationcontrollers": ("status.replicas",),
     "batch/jobs": ("status.successful",),
@@ -154,7 +156,7 @@ class FieldSelector:
 
 
 def supported_fields(rt: ResourceType) -> tuple[str, ...]:
-    extra = rt.custom.selectable_fields if rt.custom else _FIELDS.get(rt.key, ())
+    extra = rt.custom.selectable_fields if rt.custom else _FIELDS.get(rt.own_key, ())
     return _COMMON_FIELDS + tuple(extra)
 
 
@@ -170,6 +172,8 @@ def parse_fields(text: str | None, rt: ResourceType) -> FieldSelector:
         path = m[1]
         if path not in allowed:
             raise bad_request(unsupported_field(path, allowed))
+        if eventsv1.is_events_v1(rt):  # evaluated on the stored, core/v1 form
+            path = eventsv1.FIELD_SELECTORS[path]
         terms.append(FieldTerm(path, unescape(m[3]), m[2] != "!="))
     return FieldSelector(tuple(terms))
 

@@ -122,14 +122,18 @@ class RequestHandler(BaseHTTPRequestHandler):
     def _head(self, resp: ApiResponse, extra: dict[str, str]) -> bytes:
         phrase = HTTPStatus(resp.code).phrase if resp.code in HTTPStatus._value2member_map_ else ""
         lines = [f"HTTP/1.1 {resp.code} {phrase}"]
-        headers = {"Content-Type": "application/json", **resp.headers, **extra}
+        empty = resp.body == b"" and resp.code != HTTPStatus.OK  # a 304 or 406 names no type
+        plain = {} if empty else {"Content-Type": "application/json"}
+        headers = {**plain, **resp.headers, **extra}
         lines += [f"{k}: {v}" for k, v in headers.items() if v]  # an empty value: no such header
         lines += [f'Warning: 299 - {json.dumps(w)}' for w in resp.warnings]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace")
 
     def _write(self, resp: ApiResponse, accept: str) -> None:
         payload, extra = encode(resp.body, accept)
-        head = self._head(resp, {**extra, "Content-Length": str(len(payload))})
+        if resp.code != HTTPStatus.NOT_MODIFIED:  # a 304 has no body, and names none: the cached answer stands
+            extra["Content-Length"] = str(len(payload))
+        head = self._head(resp, extra)
         self.wfile.write(head if self.command == "HEAD" else head + payload)
 
     def _write_stream(self, resp: ApiResponse) -> None:

@@ -475,7 +475,7 @@ def _json_path_cell(path: str, kind: str) -> Cell:
 def columns_for(rt: ResourceType) -> list[Column]:
     if rt.is_custom:
         return custom_columns(rt)
-    return COLUMNS.get(rt.key, [NAME, Column("Created At", "date", _created_at)])
+    return COLUMNS.get(rt.own_key, [NAME, Column("Created At", "date", _created_at)])
 
 
 def row_object(obj: JsonDict, include: str) -> JsonDict | None:

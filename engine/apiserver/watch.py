@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import queue
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 IDLE_SECONDS = 1.0
+BOOKMARK_BEFORE_DEADLINE = 2.0
 LIST_OPTIONS = ResourceType("meta.k8s.io", "v1", "listoptions", "ListOptions", False)
 
 
@@ -39,8 +41,8 @@ class WatchPlan:
     rt: ResourceType
     sub: Subscription
     first: list[tuple[str, JsonDict]]  # initial ADDED events and replayed history, already filtered
-    snapshot_rv: int
-    initial_end_bookmark: bool
+    snapshot_rv: int  # where the watch starts: the requested version, else the store's revision
+    initial_end_bookmark: bool  # sendInitialEvents, which a watch from "now" (no or "0" version) defaults to
     bookmarks: bool
     accepts: Callable[[JsonDict], bool]
     deadline: float
@@ -72,8 +74,9 @@ def watch(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
         except TooOld as e:
             sub.close()
             return _error_stream(expired(str(e)))
-    plan = WatchPlan(rt, sub, first, snapshot, bool(send_initial), req.flag("allowWatchBookmarks"), accepts,
-                     time.monotonic() + timeout, req.wants_table(), req)
+    legacy_start = rv is None and send_initial is None and not req.query.get("resourceVersionMatch")
+    plan = WatchPlan(rt, sub, first, snapshot if rv is None else rv, bool(send_initial) or legacy_start,
+                     req.flag("allowWatchBookmarks"), accepts, time.monotonic() + timeout, req.wants_table(), req)
     return ApiResponse(200, stream=stream(api, plan))
 
 
@@ -158,7 +161,7 @@ def stream(api: Api, plan: WatchPlan) -> Iterator[bytes]:
     cut_at = time.monotonic() + profile.watch_max_seconds if profile.watch_max_seconds is not None else None
     sent = 0
     last_rv = plan.snapshot_rv
-    next_bookmark = time.monotonic() + api.bookmark_seconds
+    next_bookmark = _next_bookmark(api, plan)
     try:
         for kind, obj in plan.first:
             yield _event_line(api, plan, kind, obj)
@@ -169,18 +172,17 @@ def stream(api: Api, plan: WatchPlan) -> Iterator[bytes]:
         while True:
             now_ = time.monotonic()
             if now_ >= plan.deadline:
-                if plan.bookmarks:
-                    yield _bookmark(plan.rt, _quiet_rv(api, plan.sub, last_rv))
-                return
+                return  # a timed-out watch just ends, as the real server's does
             _check_cut(None, 0, cut_at, profile.watch_cut)
             wait = min(plan.deadline, next_bookmark, cut_at or plan.deadline, now_ + IDLE_SECONDS) - now_
             try:
                 event = plan.sub.get(timeout=max(0.0, wait))
             except queue.Empty:
-                if plan.bookmarks and time.monotonic() >= next_bookmark:
+                if time.monotonic() >= next_bookmark:
                     last_rv = _quiet_rv(api, plan.sub, last_rv)
-                    yield _bookmark(plan.rt, last_rv)
-                    next_bookmark = time.monotonic() + api.bookmark_seconds
+                    if last_rv > plan.snapshot_rv:  # the real cacher sends nothing the watcher started at
+                        yield _bookmark(plan.rt, last_rv)
+                    next_bookmark = _next_bookmark(api, plan)
                 else:
                     yield b""  # idle: lets the server notice a client that hung up
                 continue
@@ -194,6 +196,14 @@ def stream(api: Api, plan: WatchPlan) -> Iterator[bytes]:
                 _check_cut(profile.watch_max_events, sent, cut_at, profile.watch_cut)
     finally:
         plan.sub.close()
+
+
+def _next_bookmark(api: Api, plan: WatchPlan) -> float:
+    """When the next periodic bookmark is due (never without allowWatchBookmarks): every `bookmark_seconds`, and
+    2 s before the deadline, as the real watch cache schedules them; none once that moment has passed."""
+    now_ = time.monotonic()
+    due = min(now_ + api.bookmark_seconds, plan.deadline - BOOKMARK_BEFORE_DEADLINE)
+    return due if plan.bookmarks and due >= now_ else math.inf
 
 
 def _check_cut(max_events: int | None, sent: int, cut_at: float | None, mode: WatchCut) -> None:

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 from engine.apiserver import (
     celrules,
     crds,
+    eventsv1,
     limitranges,
+    omitempty,
     quantities,
     quotas,
     scale,
@@ -226,18 +228,18 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
 
 
 def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict) -> None:
-    """Defaults, and the canonical form of the quantities of built-in kinds (a malformed one fails decoding)."""
+    """Defaults, the canonical form of the quantities of built-in kinds (a malformed one fails decoding), and
+    the empty values Go's omitempty drops."""
     apply_builtin(rt.key, obj)
     view = schema_view(api, rt)
-    if view is None:
-        return
-    if rt.custom is not None:
+    if view is not None and rt.custom is not None:
         structural.apply_defaults(view, obj)
-        return
-    try:
-        quantities.canonicalise(view, rt.group, obj)
-    except QuantityError as e:
-        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
+    elif view is not None:
+        try:
+            quantities.canonicalise(view, rt.group, obj)
+        except QuantityError as e:
+            raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
+    omitempty.prune(rt, obj)
 
 
 def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
@@ -253,6 +255,9 @@ def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
     else:
         errors += validation.builtin_errors(rt, new)
         errors += crds.spec_errors(api, rt, new, old)
+        if eventsv1.is_event(rt):
+            errors += eventsv1.errors_of(rt, new, old)
+            rt = api.registry.lookup("", "v1", "events") or rt  # errors name the internal kind: Event
         if old is not None:
             errors += validation.update_errors(rt, new, old)
     if errors:
@@ -279,6 +284,7 @@ def commit_create(api: Api, rt: ResourceType, new: JsonDict, opts: WriteOptions)
     existing = api.store.get(rt.key, namespace_of(new), name_of(new))
     if existing is not None:
         raise already_exists(rt, name_of(new), is_terminating(existing))
+    omitempty.write_status(rt, new)
     new = stored_form(rt, new)
     if opts.dry_run:
         meta(new)["resourceVersion"] = ""
@@ -287,7 +293,10 @@ def commit_create(api: Api, rt: ResourceType, new: JsonDict, opts: WriteOptions)
 
 
 def stored_form(rt: ResourceType, obj: JsonDict) -> JsonDict:
-    """Custom resources are stored in their storage version (conversion None only rewrites apiVersion)."""
+    """Custom resources are stored in their storage version (conversion None only rewrites apiVersion), Events of
+    either API in the core/v1 form."""
+    if eventsv1.is_event(rt):
+        return eventsv1.to_core(obj)
     if rt.custom is not None and rt.custom.storage_version and rt.custom.storage_version != rt.version:
         obj["apiVersion"] = f"{rt.group}/{rt.custom.storage_version}"
     return obj
@@ -384,6 +393,8 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
                   tracked: bool = False) -> tuple[int, JsonDict]:
     """The shared tail of PUT, PATCH and apply on an existing object; `tracked`: managedFields already done."""
     rt, sub = target.rt, target.subresource
+    if eventsv1.is_events_v1(rt):  # written in the request's form, stored in the core one
+        old = served_form(rt, old)
     if rv_of(new) and rv_of(new) != rv_of(old):
         raise conflict(rt, name_of(old))
     new["apiVersion"], new["kind"] = old.get("apiVersion", rt.api_version), rt.kind
@@ -398,6 +409,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     if not tracked:
         new = ssa.track_update(old, new, type_=api.type_of(rt), manager=opts.manager,
                                api_version=rt.api_version, now=now(), subresource=sub or None)
+    omitempty.write_status(rt, new)
     if ssa.same_but_managed_times(new, old):
         return 200, old
     if opts.dry_run:
@@ -409,6 +421,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
 
 def store_update(api: Api, rt: ResourceType, new: JsonDict) -> JsonDict:
     """Write an update; the one that empties the finalizers of a terminating object removes it."""
+    new = stored_form(rt, new)
     if is_terminating(new) and not finalizers_of(new) and not _namespace_finalizers(rt, new):
         return api.store.remove(rt.key, new)
     return api.store.update(rt.key, new)

@@ -328,7 +328,8 @@ def test_services_get_a_cluster_ip_and_port_defaults(core: client.CoreV1Api, nam
 @pytest.mark.dev_only("DevCluster.request runs in the dev server's own process; on the real backend it is HTTP")
 def test_in_process_requests_share_the_store_with_http(devcluster: DevCluster, core: client.CoreV1Api,
                                                       namespace: str) -> None:
-    code, body = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("a"))
+    code, body = devcluster.request("POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                                    body=configmap("a", {"k": "v"}))
     assert code == 201 and body["metadata"]["managedFields"][0]["manager"] == "devcluster"
     assert core.read_namespaced_config_map("a", namespace).metadata.uid == body["metadata"]["uid"]
 

@@ -76,16 +76,6 @@ def test_discovery_answers_plain_json_when_asked_for_it(http: Any) -> None:
     assert response.body["kind"] == "APIGroupList"
 
 
-@pytest.mark.dev_differs("the dev cluster answers plain APIGroupList JSON when aggregated discovery is asked for")
-def test_aggregated_discovery_is_served_when_asked_for(http: Any) -> None:
-    accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
-    response = http("GET", "/apis", headers={"Accept": accept})
-    assert response.status == 200
-    assert response.headers["Content-Type"].startswith("application/json;g=apidiscovery.k8s.io;v=v2")
-    assert response.body["kind"] == "APIGroupDiscoveryList"
-    assert "apps" in {item["metadata"]["name"] for item in response.body["items"]}
-
-
 @pytest.mark.parametrize("path", ["/healthz", "/readyz", "/livez"])
 def test_health_endpoints_answer_ok(http: Any, path: str) -> None:
     assert http("GET", path).body == b"ok"

@@ -130,8 +130,23 @@ def test_a_crd_gets_a_document_and_the_index_changes(devcluster: DevCluster, htt
     devcluster.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
 
 
-@pytest.mark.dev_differs("the dev cluster serves /openapi/v3 only; kubectl uses v3, older clients ask for v2")
 def test_openapi_v2_is_served(http: Any) -> None:
     response = http("GET", "/openapi/v2", headers={"Accept": "application/json"})
-    assert response.status == 200 and response.body["swagger"] == "2.0"
-    assert "io.k8s.api.core.v1.ConfigMap" in response.body["definitions"]
+    assert response.status == 200 and response.headers["Content-Type"] == "application/json"
+    doc = response.body
+    assert (doc["swagger"], doc["info"]) == ("2.0", {"title": "Kubernetes", "version": "1.37"})
+    assert doc["definitions"]["io.k8s.api.apps.v1.Deployment"]["x-kubernetes-group-version-kind"] == [
+        {"group": "apps", "kind": "Deployment", "version": "v1"}]
+    patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "apps", "kind": "Deployment", "version": "v1"}
+    params = [doc["parameters"][p["$ref"].rsplit("/", 1)[1]] if "$ref" in p else p for p in patch["parameters"]]
+    assert {"name": "fieldValidation", "in": "query"}.items() <= next(
+        p for p in params if p["name"] == "fieldValidation").items()
+    body = next(p for p in params if p["in"] == "body")
+    assert body["schema"] == {"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"}
+
+
+@pytest.mark.parametrize("accept", ["application/yaml", "application/vnd.kubernetes.protobuf", "text/plain"])
+def test_openapi_v2_refuses_other_types_with_an_empty_406(http: Any, accept: str) -> None:
+    response = http("GET", "/openapi/v2", headers={"Accept": accept})
+    assert (response.status, response.raw) == (406, b"")

@@ -106,21 +106,49 @@ def test_a_list_with_an_expired_continue_token_is_410(own_cluster_factory: Calla
     assert code == 410 and body["reason"] == "Expired"
 
 
-@pytest.mark.dev_only("the real server sends its periodic bookmarks about once a minute, too rarely for a test; "
-                      "the dev cluster's bookmark at the end of a timed-out watch is a known difference")
-def test_bookmarks_carry_only_the_resource_version(devcluster: DevCluster, namespace: str,
-                                                   core: client.CoreV1Api) -> None:
-    created = core.create_namespaced_config_map(namespace, configmap("a"))
-    conn = connection(devcluster, timeout=10)
-    conn.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=1&allowWatchBookmarks=true"
-                        f"&timeoutSeconds=1&resourceVersion={created.metadata.resource_version}")
+def watch_lines(cluster: DevCluster, namespace: str, query: str) -> list[dict[str, Any]]:
+    """Every line of a watch of the ConfigMap "a" that ends on its timeoutSeconds."""
+    conn = connection(cluster, timeout=10)
+    conn.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=1&fieldSelector=metadata.name%3Da&{query}")
     lines = conn.getresponse().read().splitlines()
     conn.close()
-    bookmark = json.loads(lines[-1])
-    assert bookmark["type"] == "BOOKMARK"
-    assert bookmark["object"]["kind"] == "ConfigMap" and bookmark["object"]["apiVersion"] == "v1"
-    assert list(bookmark["object"]["metadata"]) == ["resourceVersion"]
-    assert int(bookmark["object"]["metadata"]["resourceVersion"]) >= int(created.metadata.resource_version)
+    return [json.loads(line) for line in lines]
+
+
+@pytest.mark.dev_only("the real watch cache schedules this bookmark on a 1 s timer bucket: it comes once, twice or, "
+                      "when the bucket fires before the watcher is registered, not at all")
+def test_a_bookmark_comes_before_the_deadline_with_only_the_resource_version(
+        devcluster: DevCluster, namespace: str, core: client.CoreV1Api) -> None:
+    start = core.list_namespaced_config_map(namespace).metadata.resource_version
+    created = core.create_namespaced_config_map(namespace, configmap("a"))
+    lines = watch_lines(devcluster, namespace, f"allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion={start}")
+    assert [line["type"] for line in lines] == ["ADDED", "BOOKMARK"]  # 2 s before the deadline; none at its end
+    bookmark = lines[-1]["object"]
+    assert (bookmark["kind"], bookmark["apiVersion"], list(bookmark["metadata"])) == ("ConfigMap", "v1",
+                                                                                    ["resourceVersion"])
+    assert int(bookmark["metadata"]["resourceVersion"]) >= int(created.metadata.resource_version)
+
+
+@pytest.mark.parametrize("bookmarks", ["true", "false"])
+def test_a_watch_too_short_for_a_bookmark_ends_with_its_last_event(devcluster: DevCluster, namespace: str,
+                                                                   core: client.CoreV1Api, bookmarks: str) -> None:
+    start = core.list_namespaced_config_map(namespace).metadata.resource_version
+    core.create_namespaced_config_map(namespace, configmap("a"))
+    lines = watch_lines(devcluster, namespace, f"allowWatchBookmarks={bookmarks}&timeoutSeconds=1"
+                                               f"&resourceVersion={start}")
+    assert [line["type"] for line in lines] == ["ADDED"]
+
+
+@pytest.mark.parametrize("version", ["", "0"])
+def test_a_watch_from_now_marks_the_end_of_its_initial_events(devcluster: DevCluster, namespace: str,
+                                                              core: client.CoreV1Api, version: str) -> None:
+    core.create_namespaced_config_map(namespace, configmap("a"))
+    lines = watch_lines(devcluster, namespace, f"allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion={version}")
+    types = [line["type"] for line in lines]  # a loaded real server may repeat the bookmark; never an event
+    assert types[:2] == ["ADDED", "BOOKMARK"] and set(types[2:]) <= {"BOOKMARK"}
+    assert lines[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    without = watch_lines(devcluster, namespace, "timeoutSeconds=1")
+    assert [line["type"] for line in without] == ["ADDED"]
 
 
 def test_watch_list_ends_its_initial_events_with_a_bookmark(devcluster: DevCluster, namespace: str,

@@ -9,7 +9,9 @@ needs neither: it loads the two files this writes into engine/apiserver/protobuf
 - `gofields.json`: what the .proto files do not say about the JSON form, read from the Go structs the .proto
   files were generated from (k8s.io/code-generator's go-to-protobuf): JSON names that differ from the proto
   field names (inlined structs, `$ref`, `x-kubernetes-*`), scalar fields whose zero value is still written
-  (pointers and fields without `omitempty`), named slices (`Verbs`) that JSON writes as plain lists, and the
+  (pointers and fields without `omitempty`), list and map fields without `omitempty` (Go writes an empty one
+  read back from storage as `null`), struct fields that are no pointer and the scalar fields written even when
+  zero (Go writes both always), named slices (`Verbs`) that JSON writes as plain lists, and the
   API group of each proto package (`GroupName`).
 
 The inputs are pinned below (module versions) and recorded with their go.sum hashes in `SOURCES`.
@@ -50,10 +52,14 @@ PROTOS = [
     "k8s.io/api/scheduling/v1/generated.proto",
     "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1/generated.proto",
     "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/generated.proto",
+    "k8s.io/api/apidiscovery/v2/generated.proto",
 ]
 OUT = Path(__file__).resolve().parents[2] / "engine" / "apiserver" / "protobuf"
 FIELD = re.compile(r"^\t(?:(\w+)\s+)?(\*?[\w.\[\]*]+)\s+`(.*)`")
 TAG = re.compile(r'(\w+):"([^"]*)"')
+# Messages with a JSON form of their own (Go's MarshalJSON), never written as an empty struct.
+SPECIAL = (".Time", ".MicroTime", ".Duration", ".Quantity", ".IntOrString", ".RawExtension", ".FieldsV1", ".JSON",
+           ".JSONSchemaPropsOrArray", ".JSONSchemaPropsOrBool", ".JSONSchemaPropsOrStringArray", ".Verbs")
 SCALAR_TYPES = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17, 18}  # every FieldDescriptorProto type but group/message
 
 
@@ -125,6 +131,9 @@ def field_facts(modules: dict[str, dict[str, str]], descriptors: Path) -> dict[s
     by_name = {f.name: f for f in files}
     renamed: dict[str, dict[str, str]] = {}
     keep_zero: dict[str, list[int]] = {}
+    null_empty: dict[str, list[int]] = {}
+    value_structs: dict[str, list[int]] = {}
+    zero_scalars: dict[str, list[int]] = {}
     lists: list[str] = []
     groups: dict[str, str] = {}
     for proto in PROTOS:
@@ -150,9 +159,19 @@ def field_facts(modules: dict[str, dict[str, str]], descriptors: Path) -> dict[s
                 scalar = field.type in SCALAR_TYPES and field.label != field.LABEL_REPEATED
                 if scalar and (go_type.startswith("*") or "omitempty" not in flags.split(",")):
                     keep_zero.setdefault(full, []).append(field.number)
+                if scalar and not go_type.startswith("*") and "omitempty" not in flags.split(",") and json_name:
+                    zero_scalars.setdefault(full, []).append(field.number)
+                if field.type == field.TYPE_MESSAGE and field.label != field.LABEL_REPEATED and json_name and \
+                        not go_type.startswith(("*", "[]", "map[")) and not field.type_name.endswith(SPECIAL):
+                    value_structs.setdefault(full, []).append(field.number)
+                elif field.label == field.LABEL_REPEATED and "omitempty" not in flags.split(",") and json_name:
+                    null_empty.setdefault(full, []).append(field.number)
     return {"groups": dict(sorted(groups.items())), "lists": sorted(lists),
             "renamed": dict(sorted(renamed.items())),
-            "keepZero": {k: sorted(v) for k, v in sorted(keep_zero.items())}}
+            "keepZero": {k: sorted(v) for k, v in sorted(keep_zero.items())},
+            "nullEmpty": {k: sorted(v) for k, v in sorted(null_empty.items())},
+            "valueStructs": {k: sorted(v) for k, v in sorted(value_structs.items())},
+            "zeroScalars": {k: sorted(v) for k, v in sorted(zero_scalars.items())}}
 
 
 def main() -> None:

@@ -29,6 +29,9 @@ class Catalog:
     lists: frozenset[str]  # messages written in JSON as a plain list of their `items`
     renamed: dict[str, dict[int, str]]  # message → field number → JSON name ("" inlined, "-" never written)
     keep_zero: dict[str, frozenset[int]]  # message → scalar fields whose zero value JSON still writes
+    null_empty: dict[str, frozenset[int]]  # message → list/map fields without omitempty (empty reads back null)
+    value_structs: dict[str, frozenset[int]]  # message → struct fields that are no pointer (always written)
+    zero_scalars: dict[str, frozenset[int]]  # message → scalar fields no pointer, without omitempty (always written)
 
     def descriptor(self, api_version: str, kind: str) -> Descriptor | None:
         """The message of a kind in an apiVersion; the meta.k8s.io kinds (DeleteOptions, Status...) in any."""
@@ -66,4 +69,7 @@ def catalog() -> Catalog:
         lists=frozenset(facts["lists"]),
         renamed={m: {int(n): name for n, name in fields.items()} for m, fields in facts["renamed"].items()},
         keep_zero={m: frozenset(numbers) for m, numbers in facts["keepZero"].items()},
+        null_empty={m: frozenset(numbers) for m, numbers in facts["nullEmpty"].items()},
+        value_structs={m: frozenset(numbers) for m, numbers in facts["valueStructs"].items()},
+        zero_scalars={m: frozenset(numbers) for m, numbers in facts["zeroScalars"].items()},
     )
