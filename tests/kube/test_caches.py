@@ -94,6 +94,20 @@ def test_a_label_selected_cache_holds_only_matching_objects(kube: Kube, namespac
         caches.ensure("v1", "ConfigMap", label_selector="owner=other")
 
 
+def test_a_declared_selector_holds_whichever_read_comes_first(kube: Kube, namespace: str) -> None:
+    kube.create(configmap("mine", namespace, owner="kplan"))
+    kube.create(configmap("other", namespace))
+    caches = Caches(kube, selectors={("v1", "ConfigMap"): "owner=kplan"})
+    try:
+        listed = caches.list("v1", "ConfigMap", namespace)  # a handler's read, before anyone ensures the kind
+        caches.ensure("v1", "ConfigMap", label_selector="owner=kplan")  # the same selector: no conflict
+
+        assert [o["metadata"]["name"] for o in listed] == ["mine"]
+        assert caches.get("v1", "ConfigMap", "other", namespace) is None
+    finally:
+        caches.stop()
+
+
 @pytest.mark.parametrize("cut", [WatchCut.CLOSE, WatchCut.END])
 def test_the_cache_follows_changes_across_watch_cuts(
     own_cluster: DevCluster, own_kube: Kube, own_caches: Caches, cut: WatchCut
