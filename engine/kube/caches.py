@@ -26,7 +26,9 @@ class Caches:
     A kind is cached with the label selector declared for it in `selectors` (whatever first reads it), else
     with that of its first `ensure`: objects the selector does not match are absent from the cache. Declare a
     selector when handlers may read the kind before it is ensured. Handlers run on the informers' threads and
-    must not block.
+    must not block. Cached objects keep of managedFields only each entry's manager, operation and subresource
+    (engine.kube.compact): read an object with `Kube.get` for its field sets, and never write a cached object
+    back whole.
     """
 
     def __init__(self, kube: Kube, *, selectors: dict[tuple[str, str], str] | None = None) -> None:

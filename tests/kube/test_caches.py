@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -106,6 +107,28 @@ def test_a_declared_selector_holds_whichever_read_comes_first(kube: Kube, namesp
         assert caches.get("v1", "ConfigMap", "other", namespace) is None
     finally:
         caches.stop()
+
+
+def test_cached_objects_keep_who_manages_them_but_not_the_field_sets(kube: Kube, namespace: str,
+                                                                     caches: Caches) -> None:
+    kube.apply(configmap("settings", namespace, {"a": "1"}), field_manager="first")
+    kube.patch("v1", "ConfigMap", "settings", namespace, {"data": {"b": "2"}})  # an Update entry too
+    caches.ensure("v1", "ConfigMap")
+    kube.apply(configmap("settings", namespace, {"a": "3"}), field_manager="first")  # seen through the watch
+
+    def cached() -> dict[str, Any] | None:
+        return caches.get("v1", "ConfigMap", "settings", namespace)
+
+    eventually(lambda: (cached() or {}).get("data", {}).get("a") == "3")
+    live, found = kube.get("v1", "ConfigMap", "settings", namespace), cached()
+    assert live is not None and found is not None
+    entries = live["metadata"]["managedFields"]
+    assert all("fieldsV1" in e for e in entries)  # the server's, whole
+    assert found["metadata"]["managedFields"] == [{"manager": e["manager"], "operation": e["operation"]}
+                                                  for e in entries]
+    without = {k: v for k, v in live["metadata"].items() if k != "managedFields"}
+    assert {k: v for k, v in found["metadata"].items() if k != "managedFields"} == without
+    assert {k: v for k, v in found.items() if k != "metadata"} == {k: v for k, v in live.items() if k != "metadata"}
 
 
 @pytest.mark.parametrize("cut", [WatchCut.CLOSE, WatchCut.END])
