@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test unit lint demo bench soak clean control-plane protobuf
+.PHONY: install test unit lint demo bench soak clean control-plane helm protobuf
 
 install: $(STAMP)
 
@@ -18,6 +18,11 @@ $(STAMP): pyproject.toml
 # modules (tools/kube) into ~/.cache/kplan/kube-v1.37.2 (KPLAN_KUBE_DIR overrides); a no-op once built.
 control-plane:
 	tools/kube/build.sh
+
+# The peer bench/vs_helm.py measures kplan against: Helm v4.3.1 from the Go module proxy (tools/helm) into
+# ~/.cache/kplan/helm-v4.3.1 (KPLAN_HELM_DIR overrides); a no-op once built.
+helm:
+	tools/helm/build.sh
 
 lint: install
 	$(BIN)/ruff check engine tests bench
