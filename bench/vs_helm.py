@@ -6,7 +6,8 @@ and as a kplan package (one step). Each side installs them into a fresh namespac
 `kplan run`. Runs alternate, after one untimed warm-up of each; figures are medians (and min/max) of the wall
 time of each command, the median CPU time (user + system) of the command's own process, which on a loaded
 machine sets most of its wall time, and the API requests each made by verb (counted by the dev cluster; its
-simulators' in-process requests left out; not counted on the real backend). Helm is the binary `tools/helm/build.sh` builds (`--helm PATH` to use another).
+simulators' in-process requests left out; not counted on the real backend). Helm is the binary
+`tools/helm/build.sh` (`make helm`) builds (`--helm PATH` to use another).
 """
 
 from __future__ import annotations
@@ -146,6 +147,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "HELM_CACHE_HOME": str(folder / "h"),
                "HELM_CONFIG_HOME": str(folder / "h"), "HELM_DATA_HOME": str(folder / "h"),
                "HELM_DRIVER": args.helm_driver}
+        # kplan as installed runs from bytecode: without it every command compiles the engine's modules again
+        # (~0.5 s of CPU); the warm-up run writes what the timed runs read.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         with connect(str(kubeconfig)) as observer:
             install_crds(observer)
         manager = subprocess.Popen([str(KPLAN), "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr",
