@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test unit lint demo bench soak clean control-plane token-server protobuf
+.PHONY: install test unit lint demo bench soak clean control-plane token-server helm protobuf
 
 install: $(STAMP)
 
@@ -24,6 +24,11 @@ control-plane:
 # bearer-token authentication. One to two minutes cold on 2 cores; a no-op once built.
 token-server:
 	tools/token-server/build.sh
+
+# The peer bench/vs_helm.py measures kplan against: Helm v4.3.1 from the Go module proxy (tools/helm) into
+# ~/.cache/kplan/helm-v4.3.1 (KPLAN_HELM_DIR overrides); a no-op once built.
+helm:
+	tools/helm/build.sh
 
 lint: install
 	$(BIN)/ruff check engine tests bench

@@ -46,6 +46,7 @@ from engine.planner import FINALIZER
 NAMESPACE = "bench"
 PACKAGE = "bench-small"
 VERSION = f"{PACKAGE}-0.1.0"
+PODS_PER_NODE = 100  # fewer than a node's capacity of 110 pods
 
 CONFIG = """apiVersion: v1
 kind: ConfigMap
@@ -161,9 +162,30 @@ def quarters(done: list[float], start: float, count: int) -> dict[str, float]:
     return found
 
 
+def top_allocations(snapshot: tracemalloc.Snapshot, count: int) -> dict[str, float]:
+    """The `count` source lines holding the most memory (KiB) while the manager still runs, the engine's paths
+    made relative."""
+    found = {}
+    for stat in snapshot.statistics("lineno")[:count]:
+        frame = stat.traceback[0]
+        found[f"{short_path(frame.filename)}:{frame.lineno}"] = round(stat.size / 1024, 1)
+    return found
+
+
+def short_path(filename: str) -> str:
+    """`engine/...`, a library's path inside site-packages, or the standard library's module path."""
+    for marker, keep in (("/engine/", "engine/"), ("/site-packages/", ""), ("/lib/python3", "")):
+        _, found, tail = filename.rpartition(marker)
+        if found:
+            return keep + (tail.partition("/")[2] if marker == "/lib/python3" else tail)
+    return filename
+
+
 def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    nodes = ("node-1", "node-2")
+    # A node runs at most 110 pods (its capacity, as a kubelet's default): the real scheduler leaves the rest
+    # Pending, so there are enough nodes for every Instance's one pod.
+    nodes = tuple(f"node-{n}" for n in range(1, max(2, -(-args.instances // PODS_PER_NODE)) + 1))
     with cluster_process(nodes, backend) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
         install_crds(obs)
         obs.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
@@ -188,6 +210,8 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
             reconciles = manager.metrics.reconciles
             if args.tracemalloc:
                 figures["tracemalloc_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+                figures["tracemalloc_held_mib"] = round(tracemalloc.get_traced_memory()[0] / 2**20, 1)
+                figures["tracemalloc_top_kib"] = top_allocations(tracemalloc.take_snapshot(), args.tracemalloc_top)
                 tracemalloc.stop()
         completions.stop()
         cluster = stop_cluster()
@@ -224,7 +248,10 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=1000, help="Instances to create (default 1000)")
     parser.add_argument("--workers", type=int, default=2, help="the manager's worker threads (default 2)")
     parser.add_argument("--budget", type=float, default=900.0, help="seconds before giving up (default 900)")
-    parser.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations (slower)")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="also trace Python allocations (slower): their peak, what is held at the end, and where")
+    parser.add_argument("--tracemalloc-top", type=int, default=15,
+                        help="with --tracemalloc: the source lines holding the most memory to show (default 15)")
     parser.add_argument("--finalizer", action=argparse.BooleanOptionalAction, default=True,
                         help="create the Instances with kplan's finalizer, as `kplan install` does (default: on)")
     add_backend_flag(parser, both=True)

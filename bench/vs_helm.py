@@ -4,8 +4,10 @@ The same six objects — a ConfigMap, a Secret, a Service, a Deployment, a State
 and as a kplan package (one step). Each side installs them into a fresh namespace and waits until they are ready:
 `helm install --wait --wait-for-jobs`, `kplan install --wait` with a `kplan manager` process running, and
 `kplan run`. Runs alternate, after one untimed warm-up of each; figures are medians (and min/max) of the wall
-time of each command, and the API requests each made by verb (counted by the dev cluster; its simulators'
-in-process requests left out). Helm is the binary `tools/helm/build.sh` builds (`--helm PATH` to use another).
+time of each command, the median CPU time (user + system) of the command's own process, which on a loaded
+machine sets most of its wall time, and the API requests each made by verb (counted by the dev cluster; its
+simulators' in-process requests left out; not counted on the real backend). Helm is the binary
+`tools/helm/build.sh` (`make helm`) builds (`--helm PATH` to use another).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +28,7 @@ from typing import Any
 from _common import RequestCount, add_backend_flag, install_crds, machine, runs_summary, write_package
 from _common import cluster as cluster_for
 
+from engine.devcluster.cluster import DevCluster
 from engine.kube import connect
 
 BIN = Path(sys.executable).parent
@@ -116,12 +121,21 @@ def commands(side: str, helm: Path, chart_dir: Path, pkg: Path, kubeconfig: Path
     return [str(KPLAN), *verb, "--timeout", "2m", *common]
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of `command` run to its end."""
+    cpu_before = children_cpu()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False, env=env)
+    wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip() or done.stdout}")
-    return time.perf_counter() - start
+    return wall, children_cpu() - cpu_before
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's children that have ended (the manager, still running, is not among them)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -133,33 +147,47 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "HELM_CACHE_HOME": str(folder / "h"),
                "HELM_CONFIG_HOME": str(folder / "h"), "HELM_DATA_HOME": str(folder / "h"),
                "HELM_DRIVER": args.helm_driver}
+        # kplan as installed runs from bytecode: without it every command compiles the engine's modules again
+        # (~0.5 s of CPU); the warm-up run writes what the timed runs read.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         with connect(str(kubeconfig)) as observer:
             install_crds(observer)
         manager = subprocess.Popen([str(KPLAN), "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr",
                                     "127.0.0.1:0", "--no-leader-elect"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, env=env)
-        counter = RequestCount(cluster)
+        # The dev cluster counts the requests it answers; the real one is not asked (its metrics do not say who).
+        counter = RequestCount(cluster) if isinstance(cluster, DevCluster) else None
         times: dict[str, list[float]] = {side: [] for side in sides}
+        cpu: dict[str, list[float]] = {side: [] for side in sides}
         requests: dict[str, list[Counter[str]]] = {side: [] for side in sides}
         try:
             for rep in range(args.repeats + 1):  # the first of each is the warm-up
                 for side in sides:
                     namespace = f"{side.replace('_', '-')}-{rep}"
                     cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
-                    counter.take()
-                    seconds = timed(commands(side, args.helm, chart_dir, pkg, kubeconfig, namespace), env)
-                    counts = counter.take()
+                    if counter is not None:
+                        counter.take()
+                    seconds, cpu_seconds = timed(commands(side, args.helm, chart_dir, pkg, kubeconfig, namespace), env)
+                    counts = counter.take() if counter is not None else Counter()
                     if rep > 0:
                         times[side].append(seconds)
+                        cpu[side].append(cpu_seconds)
                         requests[side].append(counts)
         finally:
             manager.terminate()
             manager.wait(30)
-    figures: dict[str, Any] = {side: runs_summary(times[side], requests[side]) for side in sides}
-    helm = figures["helm_install_wait"]["wall_seconds_median"]
+    figures: dict[str, Any] = {side: {**runs_summary(times[side], requests[side]),
+                                      "cpu_seconds_median": round(statistics.median(cpu[side]), 3)}
+                               for side in sides}
+    helm = figures["helm_install_wait"]
     for side in ("kplan_install_wait", "kplan_run"):
-        figures[f"{side}_over_helm"] = round(figures[side]["wall_seconds_median"] / helm, 2)
-    figures["manager_requests_note"] = "kplan_install_wait counts the manager's requests during the install too"
+        figures[f"{side}_over_helm"] = round(figures[side]["wall_seconds_median"] / helm["wall_seconds_median"], 2)
+        figures[f"{side}_cpu_over_helm"] = round(figures[side]["cpu_seconds_median"]
+                                                 / max(helm["cpu_seconds_median"], 0.001), 2)
+    figures["manager_requests_note"] = ("kplan_install_wait counts the manager's requests during the install too, "
+                                        "but not its CPU (the command's own only)")
+    if counter is None:
+        figures["api_requests_note"] = "not counted on the real backend"
     return figures
 
 

@@ -57,7 +57,9 @@ class Manager:
         self.settings = settings or ManagerSettings()
         self._kube = kube
         self._clock: Clock = clock or kube.clock
-        self.caches = Caches(kube)
+        # The selector is declared, not only ensured: handlers of other kinds may read Instances first.
+        selector = self.settings.shard.selector
+        self.caches = Caches(kube, selectors={INSTANCE: selector} if selector else None)
         self.queue = WorkQueue(clock=self._clock, backoff_base=self.settings.error_backoff_base,
                                backoff_max=self.settings.error_backoff_max)
         # With election, every request of a pass keeps to the Lease: a lost Lease stops the pass in progress.

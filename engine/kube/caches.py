@@ -23,12 +23,17 @@ Handler = Callable[[str, dict[str, Any]], None]
 class Caches:
     """One informer per kind (all namespaces), started on first use; reads never go to the server.
 
-    A kind is cached with the label selector of its first `ensure`: objects the selector does not match
-    are absent from the cache. Handlers run on the informers' threads and must not block.
+    A kind is cached with the label selector declared for it in `selectors` (whatever first reads it), else
+    with that of its first `ensure`: objects the selector does not match are absent from the cache. Declare a
+    selector when handlers may read the kind before it is ensured. Handlers run on the informers' threads and
+    must not block. Cached objects keep of managedFields only each entry's manager, operation and subresource
+    (engine.kube.compact): read an object with `Kube.get` for its field sets, and never write a cached object
+    back whole.
     """
 
-    def __init__(self, kube: Kube) -> None:
+    def __init__(self, kube: Kube, *, selectors: dict[tuple[str, str], str] | None = None) -> None:
         self._kube = kube
+        self._selectors = dict(selectors or {})  # (apiVersion, kind) -> label selector
         self._informers: dict[tuple[str, str], Informer] = {}
         self._starting: dict[tuple[str, str], threading.Lock] = {}
         self._handlers: list[Handler] = []
@@ -75,7 +80,8 @@ class Caches:
             with self._lock:
                 informer = self._informers.get(key)
             if informer is None:
-                informer = Informer(self._kube, api_version, kind, label_selector=label_selector, notify=self._notify)
+                selector = label_selector if label_selector is not None else self._selectors.get(key)
+                informer = Informer(self._kube, api_version, kind, label_selector=selector, notify=self._notify)
                 informer.start()
                 with self._lock:
                     self._informers[key] = informer

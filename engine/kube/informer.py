@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import KplanError
+from engine.kube.compact import compact
 from engine.kube.errors import Expired
 from engine.kube.objects import copied, name_of, namespace_of, resource_version_of
 from engine.kube.watching import Watch
@@ -35,7 +36,9 @@ def key_of(obj: dict[str, Any]) -> Key:
 # has no way to wait for the initial list (it lists in its thread and retries every 5 s), it fires MODIFIED
 # for every unchanged object on a relist, and it sleeps on the system clock.
 class Informer:
-    """A cache of one kind, filled by `start()` (which lists before it returns) and kept by a watch thread."""
+    """A cache of one kind, filled by `start()` (which lists before it returns) and kept by a watch thread.
+
+    It keeps objects compacted (engine.kube.compact): managedFields entries without their field sets."""
 
     def __init__(
         self, kube: Kube, api_version: str, kind: str, *, label_selector: str | None, notify: Notify
@@ -110,6 +113,8 @@ class Informer:
             self._version = watch.resource_version or self._version
 
     def _record(self, change: str, obj: dict[str, Any]) -> None:
+        if change != DELETED:
+            obj = compact(obj)
         with self._lock:
             if change == DELETED:
                 self._objects.pop(key_of(obj), None)
@@ -120,7 +125,7 @@ class Informer:
     def _relist(self) -> None:
         """Replace the cache with a fresh list, notifying what changed since the last one."""
         items, version = self._kube.list_with_version(self.api_version, self.kind, label_selector=self.label_selector)
-        fresh = {key_of(obj): obj for obj in items}
+        fresh = {key_of(obj): compact(obj) for obj in items}
         with self._lock:
             old, self._objects = self._objects, fresh
         self._version = version or None

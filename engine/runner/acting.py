@@ -102,9 +102,13 @@ class Acting:
         return instance
 
     def write_status(self, instance: Json, status: Mapping[str, Any]) -> Json:
-        """PUT the whole status under the Instance's resourceVersion (Conflict when it changed meanwhile)."""
+        """PUT the whole status under the Instance's resourceVersion (Conflict when it changed meanwhile).
+
+        Without managedFields: the cached Instance holds them compacted, and a PUT that carries them replaces
+        the server's; left out, the server keeps its own."""
         subresource = "status" if self._kube.resource(*api_kind(instance)).has_status else None
-        written = self._kube.replace({**instance, "status": dict(status)}, subresource=subresource)
+        meta = {k: v for k, v in (instance.get("metadata") or {}).items() if k != "managedFields"}
+        written = self._kube.replace({**instance, "metadata": meta, "status": dict(status)}, subresource=subresource)
         self._recent.remember(written)
         return written
 

@@ -108,3 +108,14 @@ def test_the_manager_leaves_instances_annotated_for_the_cli_alone(kplan: Kplan, 
     assert (kplan.instance("solo") or {}).get("status") in (None, {})
     assert kplan.kube.get("v1", "ConfigMap", "solo-config", kplan.namespace) is None
     assert (kplan.instance("solo")["metadata"].get("finalizers") or []) == []
+
+
+def test_status_writes_keep_the_servers_field_sets(kplan: Kplan, own_kube: Kube) -> None:
+    kplan.install("params", "fields", annotations={DRIVER_ANNOTATION: CLI})
+
+    drive(own_kube, "fields", kplan.namespace, lambda: kplan.plan("fields", "deploy").get("status") == "COMPLETE",
+          driver=CLI)
+
+    entries = kplan.instance("fields")["metadata"]["managedFields"]  # the caches keep them without field sets
+    assert entries and all(e.get("fieldsType") == "FieldsV1" and e.get("fieldsV1") for e in entries)
+    assert any(e.get("subresource") == "status" and "f:status" in e["fieldsV1"] for e in entries)

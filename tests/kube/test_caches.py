@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -116,6 +117,42 @@ def test_a_label_selected_cache_holds_only_matching_objects(kube: Kube, namespac
     assert [o["metadata"]["name"] for o in caches.list("v1", "ConfigMap", namespace)] == ["mine"]
     with pytest.raises(ValueError, match="already cached with label selector 'owner=kplan'"):
         caches.ensure("v1", "ConfigMap", label_selector="owner=other")
+
+
+def test_a_declared_selector_holds_whichever_read_comes_first(kube: Kube, namespace: str) -> None:
+    kube.create(configmap("mine", namespace, owner="kplan"))
+    kube.create(configmap("other", namespace))
+    caches = Caches(kube, selectors={("v1", "ConfigMap"): "owner=kplan"})
+    try:
+        listed = caches.list("v1", "ConfigMap", namespace)  # a handler's read, before anyone ensures the kind
+        caches.ensure("v1", "ConfigMap", label_selector="owner=kplan")  # the same selector: no conflict
+
+        assert [o["metadata"]["name"] for o in listed] == ["mine"]
+        assert caches.get("v1", "ConfigMap", "other", namespace) is None
+    finally:
+        caches.stop()
+
+
+def test_cached_objects_keep_who_manages_them_but_not_the_field_sets(kube: Kube, namespace: str,
+                                                                     caches: Caches) -> None:
+    kube.apply(configmap("settings", namespace, {"a": "1"}), field_manager="first")
+    kube.patch("v1", "ConfigMap", "settings", namespace, {"data": {"b": "2"}})  # an Update entry too
+    caches.ensure("v1", "ConfigMap")
+    kube.apply(configmap("settings", namespace, {"a": "3"}), field_manager="first")  # seen through the watch
+
+    def cached() -> dict[str, Any] | None:
+        return caches.get("v1", "ConfigMap", "settings", namespace)
+
+    eventually(lambda: (cached() or {}).get("data", {}).get("a") == "3")
+    live, found = kube.get("v1", "ConfigMap", "settings", namespace), cached()
+    assert live is not None and found is not None
+    entries = live["metadata"]["managedFields"]
+    assert all("fieldsV1" in e for e in entries)  # the server's, whole
+    assert found["metadata"]["managedFields"] == [{"manager": e["manager"], "operation": e["operation"]}
+                                                  for e in entries]
+    without = {k: v for k, v in live["metadata"].items() if k != "managedFields"}
+    assert {k: v for k, v in found["metadata"].items() if k != "managedFields"} == without
+    assert {k: v for k, v in found.items() if k != "metadata"} == {k: v for k, v in live.items() if k != "metadata"}
 
 
 @pytest.mark.parametrize("cut", [WatchCut.CLOSE, WatchCut.END])
