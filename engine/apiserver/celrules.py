@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import cel
+from engine.apiserver import celcosts as costs
 from engine.apiserver.status import OMIT, ErrorType, FieldError, GoJson
 
 __all__ = ["Validator", "errors_of", "schema_errors"]
@@ -77,7 +78,7 @@ def _variables(node: Schema, root: bool, optional_old: bool) -> dict[str, Schema
 
 
 def _compile(node: Schema, root: bool, where: str, problems: list[FieldError],
-             uncorrelatable: str | None) -> tuple[Rule, ...]:
+             uncorrelatable: str | None, budget: costs.Budget, cardinality: int | None) -> tuple[Rule, ...]:
     rules = []
     for i, spec in enumerate(node.get("x-kubernetes-validations") or ()):
         if not isinstance(spec, Mapping):
@@ -88,6 +89,8 @@ def _compile(node: Schema, root: bool, where: str, problems: list[FieldError],
         if found or not str(spec.get("rule") or "").strip():
             continue
         rule = _compile_rule(node, root, spec, at, problems)
+        if rule is not None:
+            problems += budget.observe(node, root, spec, at, cardinality)
         if rule is not None and rule.uses_old_self and uncorrelatable is not None:
             problems.append(FieldError(ErrorType.INVALID, f"{at}.rule", str(spec["rule"]), "oldSelf cannot be used "
                                        f"on the uncorrelatable portion of the schema within {uncorrelatable}"))
@@ -200,7 +203,9 @@ def normalized_path(node: Schema, path: str) -> str | None:
 def build(schema: Schema, where: str, root: bool = True) -> tuple[Validator | None, list[FieldError]]:
     """The validator of a schema (None when it has no rules) and the problems of its rules."""
     problems: list[FieldError] = []
-    return _build(schema, where, root, problems, None), problems
+    budget = costs.Budget()
+    validator = _build(schema, where, root, problems, None, budget, 1)
+    return validator, problems + budget.total_errors(where)
 
 
 def _embedded(node: Any) -> bool:
@@ -208,22 +213,26 @@ def _embedded(node: Any) -> bool:
     return isinstance(node, Mapping) and bool(node.get("x-kubernetes-embedded-resource"))
 
 
-def _build(node: Schema, where: str, root: bool, problems: list[FieldError],
-           uncorrelatable: str | None) -> Validator | None:
-    """`uncorrelatable`: the path of the first list above whose items cannot be matched with their old values."""
-    rules = _compile(node, root, where, problems, uncorrelatable)
+def _build(node: Schema, where: str, root: bool, problems: list[FieldError], uncorrelatable: str | None,
+           budget: costs.Budget, cardinality: int | None) -> Validator | None:
+    """`uncorrelatable`: the path of the first list above whose items cannot be matched with their old values;
+    `cardinality`: how many times the node can occur in an object (None: unbounded)."""
+    rules = _compile(node, root, where, problems, uncorrelatable, budget, cardinality)
+    below = costs.child_cardinality(node, cardinality)
     properties = {}
     for name, child in sorted((node.get("properties") or {}).items()):
         if isinstance(child, Mapping):
-            built = _build(child, f"{where}.properties[{name}]", _embedded(child), problems, uncorrelatable)
+            built = _build(child, f"{where}.properties[{name}]", _embedded(child), problems, uncorrelatable, budget,
+                           below)
             if built is not None:
                 properties[name] = built
     extra = node.get("additionalProperties")
-    additional = _build(extra, f"{where}.additionalProperties", _embedded(extra), problems, uncorrelatable) \
+    additional = _build(extra, f"{where}.additionalProperties", _embedded(extra), problems, uncorrelatable,
+                        budget, below) \
         if isinstance(extra, Mapping) else None
     items_schema = node.get("items")
-    below = uncorrelatable or (where if node.get("x-kubernetes-list-type") != "map" else None)
-    items = _build(items_schema, f"{where}.items", _embedded(items_schema), problems, below) \
+    correlation = uncorrelatable or (where if node.get("x-kubernetes-list-type") != "map" else None)
+    items = _build(items_schema, f"{where}.items", _embedded(items_schema), problems, correlation, budget, below) \
         if isinstance(items_schema, Mapping) else None
     if not (rules or properties or additional or items):
         return None
