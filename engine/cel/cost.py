@@ -119,7 +119,7 @@ _RESULTS = {**{f: "bool" for f in _BOOL},
             **{f: "string" for f in ("string", "lowerAscii", "upperAscii", "trim", "substring", "replace",
                                      "charAt", "join", "format", "find", "getScheme", "getHostname", "getHost",
                                      "getPort", "getEscapedPath")},
-            "double": "double", "asApproximateFloat": "double", "uint": "uint", "quantity": "quantity",
+            "double": "double", "asApproximateFloat": "double", "uint": "uint", "bytes": "bytes", "quantity": "quantity",
             "add": "quantity", "sub": "quantity", "url": "url", "semver": "semver", "ip": "ip", "cidr": "cidr"}
 _COMPARISONS = ("_<_", "_<=_", "_>_", "_>=_")
 _ARITHMETIC = ("_+_", "_-_", "_*_", "_/_", "_%_")
@@ -370,6 +370,10 @@ class _Coster:
         if fn not in _RESULTS and fn not in ("@not_strictly_false", "_?_:_", "-_", "sum", "min", "max",
                                              *_ARITHMETIC):
             raise Unsupported(f"function {fn}")
+        if fn in ("string", "bytes", "int", "uint", "double", "bool") and "dyn" in kinds:
+            raise Unsupported(f"{fn}() of dyn")  # the checker keeps every conversion, BytesToString's size among them
+        if fn == "string" and kinds == ["bytes"] or fn == "bytes" and kinds == ["string"]:
+            return f"{fn}_conversion"
         if target is not None and fn in ("contains", "startsWith", "endsWith", "matches", "lowerAscii",
                                          "upperAscii", "trim", "substring", "replace", "split", "charAt",
                                          "format", "find", "findAll") and target.type.kind not in ("string",
@@ -407,6 +411,11 @@ class _Coster:
         if library is not None:
             return library[0].add(arg_sum), library[1]
         size = self.size_or_unknown
+        if overload in ("string_conversion", "bytes_conversion"):
+            text = size(args[0])
+            result = Size(text.min // 4, text.max) if overload == "string_conversion" else \
+                Size(text.min, min(text.max * 4, MAX))
+            return text.factor(STRING_FACTOR).add(arg_sum), result
         if overload == "format" and target is not None:
             return size(target).factor(STRING_FACTOR).add(arg_sum), None
         if overload in ("startsWith", "endsWith") and len(args) == 1:
