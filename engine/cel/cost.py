@@ -119,8 +119,9 @@ _RESULTS = {**{f: "bool" for f in _BOOL},
             **{f: "string" for f in ("string", "lowerAscii", "upperAscii", "trim", "substring", "replace",
                                      "charAt", "join", "format", "find", "getScheme", "getHostname", "getHost",
                                      "getPort", "getEscapedPath")},
-            "double": "double", "asApproximateFloat": "double", "uint": "uint", "bytes": "bytes", "quantity": "quantity",
-            "add": "quantity", "sub": "quantity", "url": "url", "semver": "semver", "ip": "ip", "cidr": "cidr"}
+            "double": "double", "asApproximateFloat": "double", "uint": "uint", "bytes": "bytes",
+            "quantity": "quantity", "add": "quantity", "sub": "quantity", "url": "url", "semver": "semver",
+            "ip": "ip", "cidr": "cidr"}
 _COMPARISONS = ("_<_", "_<=_", "_>_", "_>=_")
 _ARITHMETIC = ("_+_", "_-_", "_*_", "_/_", "_%_")
 _SCALARS = ("bool", "double", "duration", "int", "timestamp", "uint")
@@ -372,7 +373,7 @@ class _Coster:
             raise Unsupported(f"function {fn}")
         if fn in ("string", "bytes", "int", "uint", "double", "bool") and "dyn" in kinds:
             raise Unsupported(f"{fn}() of dyn")  # the checker keeps every conversion, BytesToString's size among them
-        if fn == "string" and kinds == ["bytes"] or fn == "bytes" and kinds == ["string"]:
+        if (fn, kinds) in (("string", ["bytes"]), ("bytes", ["string"])):
             return f"{fn}_conversion"
         if target is not None and fn in ("contains", "startsWith", "endsWith", "matches", "lowerAscii",
                                          "upperAscii", "trim", "substring", "replace", "split", "charAt",
@@ -412,10 +413,10 @@ class _Coster:
             return library[0].add(arg_sum), library[1]
         size = self.size_or_unknown
         if overload in ("string_conversion", "bytes_conversion"):
-            text = size(args[0])
-            result = Size(text.min // 4, text.max) if overload == "string_conversion" else \
-                Size(text.min, min(text.max * 4, MAX))
-            return text.factor(STRING_FACTOR).add(arg_sum), result
+            length = size(args[0])
+            result = Size(length.min // 4, length.max) if overload == "string_conversion" else \
+                Size(length.min, min(length.max * 4, MAX))
+            return length.factor(STRING_FACTOR).add(arg_sum), result
         if overload == "format" and target is not None:
             return size(target).factor(STRING_FACTOR).add(arg_sum), None
         if overload in ("startsWith", "endsWith") and len(args) == 1:

@@ -25,8 +25,10 @@ def total_cost(factor: str) -> str:
             f"exceeds budget by factor of {factor} {ADVICE}")
 
 
-def strings(max_items: int | None = None, max_length: int | None = None, **more: Any) -> dict[str, Any]:
-    items: dict[str, Any] = {"type": "string", **({"maxLength": max_length} if max_length is not None else {}), **more}
+def strings(max_items: int | None = None, max_length: int | None = None, rule: str = "") -> dict[str, Any]:
+    """A list of strings; `rule`: a validation rule of each string."""
+    items: dict[str, Any] = {"type": "string", **({"maxLength": max_length} if max_length is not None else {}),
+                             **({"x-kubernetes-validations": [{"rule": rule}]} if rule else {})}
     return {"type": "array", "items": items, **({"maxItems": max_items} if max_items is not None else {})}
 
 
@@ -105,8 +107,7 @@ def test_bounded_lists_and_strings_within_budget_are_accepted(devcluster: Cluste
 
 
 def test_a_rule_under_an_unbounded_list_costs_as_often_as_its_node_fits_in_a_request(devcluster: Cluster) -> None:
-    each = strings(max_length=64, **{"x-kubernetes-validations": [{"rule": "self.contains('abc')"}]})
-    code, message = create(devcluster, spec({"names": each}))
+    code, message = create(devcluster, spec({"names": strings(max_length=64, rule="self.contains('abc')")}))
     assert code == 422
     at = f"{AT}.properties[names].items.x-kubernetes-validations[0].rule"
     assert message == (f'CustomResourceDefinition.apiextensions.k8s.io "gadgets.costs.example.com" is invalid: '
