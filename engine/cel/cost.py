@@ -92,9 +92,34 @@ class Entries:
                                                   self.val.union(other.val))
 
 
+class GoPath:
+    """A Go `[]string` path: appending within its capacity writes into the array it shares with the slice it came
+    from. cel-go's coster appends to the paths of iteration variables this way, so a selection inside a macro can
+    rewrite the path of the macro's range (`o.tags.all(t, o.name != '')` sizes `o.tags` as `o.name`); kube-apiserver
+    estimates with that, and so does this port."""
+
+    __slots__ = ("array", "cap", "length")
+
+    def __init__(self, array: list[str], length: int, cap: int) -> None:
+        self.array, self.length, self.cap = array, length, cap
+
+    def items(self) -> list[str]:
+        return self.array[:self.length]
+
+    def append(self, name: str) -> GoPath:
+        if self.length < self.cap:
+            self.array[self.length] = name
+            return GoPath(self.array, self.length + 1, self.cap)
+        cap = max(1, 2 * self.cap)  # growslice doubles small slices (16-byte strings: size classes are powers of 2)
+        return GoPath([*self.items(), name, *[""] * (cap - self.length - 1)], self.length + 1, cap)
+
+
+NIL = GoPath([], 0, 0)
+
+
 @dataclass
 class _Local:
-    path: list[str]
+    path: GoPath
     size: Size | None
     entries: Entries | None
     type: Decl
@@ -131,7 +156,7 @@ _LIBRARY_TYPES = ("quantity", "semver", "ip", "cidr")
 class _Coster:
     def __init__(self, variables: Mapping[str, Decl]) -> None:
         self.variables = variables
-        self.paths: dict[int, list[str]] = {}
+        self.paths: dict[int, GoPath] = {}
         self.sizes: dict[int, Size] = {}
         self.entries: dict[int, Entries] = {}
         self.types: dict[int, Decl] = {}
@@ -143,10 +168,10 @@ class _Coster:
         stack = self.locals.get(name)
         return stack[-1] if stack else None
 
-    def path(self, e: Expr) -> list[str]:
+    def path(self, e: Expr) -> GoPath:
         if isinstance(e, Ident) and (found := self.local(e.name)) is not None:
-            return list(found.path)
-        return list(self.paths.get(id(e), []))
+            return found.path
+        return self.paths.get(id(e), NIL)
 
     def type(self, e: Expr) -> Decl:
         return self.types.get(id(e), DYN)
@@ -172,7 +197,7 @@ class _Coster:
             return self.sizes[id(e)]
         if (literal := _literal_size(e)) is not None:
             return literal
-        if (found := self.schema_size(self.path(e))) is not None:
+        if (found := self.schema_size(self.path(e).items())) is not None:
             self.sizes[id(e)] = found
             return found
         if self.type(e).kind in _SCALARS:
@@ -201,7 +226,7 @@ class _Coster:
             self.entries[id(e)] = entries
 
     def node(self, e: Expr) -> _Node:
-        path = self.path(e)
+        path = self.path(e).items()
         if path and path[0] == ACCUMULATOR:
             path = []
         return _Node(path, self.type(e), e, self.size(e))
@@ -237,7 +262,7 @@ class _Coster:
         if var is not None:
             self.paths[id(e)], self.types[id(e)] = var.path, var.type
         elif e.name in self.variables:
-            self.paths[id(e)], self.types[id(e)] = [e.name], self.variables[e.name]
+            self.paths[id(e)], self.types[id(e)] = GoPath([e.name], 1, 1), self.variables[e.name]
         else:
             raise Unsupported(f"identifier {e.name}")
         return ONE
@@ -261,7 +286,7 @@ class _Coster:
             self.types[id(e)] = DYN
         else:
             raise Unsupported(f"selection on {operand.kind}")
-        self.paths[id(e)] = [*self.path(e.operand), e.field]
+        self.paths[id(e)] = self.path(e.operand).append(e.field)
         return total
 
     def create_list(self, e: ListExpr) -> Size:
@@ -320,7 +345,7 @@ class _Coster:
             size, sub, typed = (entries.key if entries else None), "@keys", kind.key or DYN
         else:
             raise Unsupported(f"comprehension over {container}")
-        self.locals.setdefault(name, []).append(_Local([*self.path(over), sub], size, None, typed))
+        self.locals.setdefault(name, []).append(_Local(self.path(over).append(sub), size, None, typed))
 
     def call(self, e: Call) -> Size:
         if e.function == "dyn" and e.target is None and len(e.args) == 1:
@@ -341,7 +366,7 @@ class _Coster:
         if overload in ("index_list", "index_map"):
             over = self.entry(e.args[0])
             result = None if over is None else over.val
-            self.paths[id(e)] = [*self.path(e.args[0]), "@items" if overload == "index_list" else "@values"]
+            self.paths[id(e)] = self.path(e.args[0]).append("@items" if overload == "index_list" else "@values")
         if result is None:
             result = self.size(e)
         self.set_size(e, result)
@@ -368,8 +393,8 @@ class _Coster:
             if kinds[0] not in ("list", "map"):
                 raise Unsupported(f"index of {kinds[0]}")
             return f"index_{kinds[0]}"
-        if fn not in _RESULTS and fn not in ("@not_strictly_false", "_?_:_", "-_", "sum", "min", "max",
-                                             *_ARITHMETIC):
+        if fn not in _RESULTS and fn not in ("@not_strictly_false", "_?_:_", "-_", "sum", "min", "max", "split",
+                                             "findAll", *_ARITHMETIC):
             raise Unsupported(f"function {fn}")
         if fn in ("string", "bytes", "int", "uint", "double", "bool") and "dyn" in kinds:
             raise Unsupported(f"{fn}() of dyn")  # the checker keeps every conversion, BytesToString's size among them
