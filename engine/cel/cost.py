@@ -146,7 +146,9 @@ _RESULTS = {**{f: "bool" for f in _BOOL},
                                      "getPort", "getEscapedPath")},
             "double": "double", "asApproximateFloat": "double", "uint": "uint", "bytes": "bytes",
             "quantity": "quantity", "add": "quantity", "sub": "quantity", "url": "url", "semver": "semver",
-            "ip": "ip", "cidr": "cidr"}
+            "ip": "ip", "cidr": "cidr", "masked": "cidr", "family": "int", "prefixLength": "int",
+            **{f: "bool" for f in ("isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
+                                   "isGlobalUnicast", "containsIP", "containsCIDR")}}
 _COMPARISONS = ("_<_", "_<=_", "_>_", "_>=_")
 _ARITHMETIC = ("_+_", "_-_", "_*_", "_/_", "_%_")
 _SCALARS = ("bool", "double", "duration", "int", "timestamp", "uint")
@@ -513,6 +515,14 @@ class _Coster:
                   "isGreaterThan", "isLessThan", "compareTo", "add", "sub", "major", "minor", "patch", "getScheme",
                   "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery"):
             return ONE, None
+        if fn in ("containsIP", "containsCIDR") and target is not None and args:
+            address = Size(4, 16)
+            compared = address.add(address).factor(STRING_FACTOR)
+            if fn == "containsCIDR":
+                compared = compared.add(address.factor(STRING_FACTOR)).add(ONE)
+            if args[0].type.kind == "string":
+                compared = compared.add(size(args[0]).factor(STRING_FACTOR))
+            return compared, None
         if fn == "_==_" and len(args) == 2 and args[0].type.kind == args[1].type.kind in _LIBRARY_TYPES:
             return ONE, None
         if fn == "_==_" and len(args) == 2 and args[0].type.kind == args[1].type.kind == "url":
