@@ -79,17 +79,18 @@ class Budget:
             if expression > RULE_LIMIT:
                 errors.append(FieldError(ErrorType.FORBIDDEN, f"{at}.rule",
                                          detail=exceeds("estimated rule cost", expression, RULE_LIMIT)))
-            self._add(f"{at}.rule", expression)
+            self.add(f"{at}.rule", expression)
         message = str(spec.get("messageExpression") or "").strip()
         estimated = _estimate(message, variables) if message else None
         if estimated is not None:
             if estimated > RULE_LIMIT:
                 errors.append(FieldError(ErrorType.FORBIDDEN, f"{at}.messageExpression",
                                          detail=exceeds("estimated messageExpression cost", estimated, RULE_LIMIT)))
-            self._add(f"{at}.messageExpression", estimated)
+            self.add(f"{at}.messageExpression", estimated)
         return errors
 
-    def _add(self, path: str, amount: int) -> None:
+    def add(self, path: str, amount: int) -> None:
+        """ObserveExpressionCost."""
         self.total = min(self.total + amount, cost.MAX)
         if amount < CRD_LIMIT // 100:
             return
