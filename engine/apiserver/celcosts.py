@@ -109,5 +109,5 @@ class Budget:
 def _estimate(source: str, variables: Mapping[str, decls.Decl]) -> int | None:
     try:
         return cost.estimate(source, variables).max
-    except (cost.Unsupported, RecursionError):
-        return None
+    except (cost.Unsupported, RecursionError, LookupError, TypeError, AttributeError):
+        return None  # a gap of the port is no reason to refuse a CRD
