@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.cel.fields import resource_root
-
 __all__ = ["MAX_REQUEST_BYTES", "Decl", "decl_of", "simple"]
 
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
 MIN_STRING, MIN_BOOL, MIN_NUMBER = 2, 4, 1
 MAX_DURATION, MAX_DATETIME, DATE, MIN_DURATION, MIN_DATETIME = 32, 32, 12, 3, 21
+NAME_MAX_LENGTH = 253  # DNS1123SubdomainMaxLength
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def decl_of(node: Any, root: bool = False) -> Decl | None:
         bound = _zero_if_negative(node["maxLength"]) * 4 if "maxLength" in node else _max_string(node)
         return Decl("dyn", bound, 1)
     if root:
-        node = resource_root(node)
+        node = _resource_root(node)
     kind = node.get("type")
     if kind == "array":
         items = decl_of(node.get("items"), _embedded(node.get("items")))
@@ -107,6 +106,34 @@ def decl_of(node: Any, root: bool = False) -> Decl | None:
         return Decl("string", bound, MIN_STRING)
     return {"boolean": Decl("bool", 0, MIN_BOOL), "number": Decl("double", 0, MIN_NUMBER),
             "integer": Decl("int", 0, MIN_NUMBER)}.get(str(kind))
+
+
+def _typed(node: Any, kind: str) -> bool:
+    return isinstance(node, Mapping) and node.get("type") == kind
+
+
+def _resource_root(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    """apiextensions schema/cel/model WithTypeAndObjectMeta: kind, apiVersion, and metadata's name and generateName
+    with their length capped at 253 and 252."""
+    properties = node.get("properties") or {}
+    found = properties.get("metadata")
+    metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    inner = metadata.get("properties")
+    meta: Mapping[str, Any] = inner if isinstance(inner, Mapping) else {}
+    if _typed(properties.get("kind"), "string") and _typed(properties.get("apiVersion"), "string") and \
+            _typed(metadata, "object") and meta and _typed(meta.get("name"), "string") and \
+            _typed(meta.get("generateName"), "string"):
+        return node
+
+    def capped(existing: Any, most: int) -> dict[str, Any]:
+        if isinstance(existing, Mapping) and isinstance(existing.get("maxLength"), int):
+            most = min(most, existing["maxLength"])
+        return {"type": "string", "maxLength": most}
+
+    return {**node, "properties": {**properties, "kind": {"type": "string"}, "apiVersion": {"type": "string"},
+                                   "metadata": {"type": "object", "properties": {
+                                       "name": capped(meta.get("name"), NAME_MAX_LENGTH),
+                                       "generateName": capped(meta.get("generateName"), NAME_MAX_LENGTH - 1)}}}}
 
 
 def _embedded(node: Any) -> bool:

@@ -143,3 +143,14 @@ def test_the_schema_total_names_the_four_most_expensive_rules() -> None:
     errors = budget.total_errors("schema")
     assert [e.field for e in errors] == ["rule5", "rule4", "rule3", "rule2", "schema"]
     assert "by factor of 1.200000x" in str(errors[-1].detail)
+
+
+def test_a_resource_root_has_names_capped_as_the_real_server_caps_them() -> None:
+    root = decls.decl_of({"type": "object", "properties": {"spec": {"type": "object", "properties": {}}}}, True)
+    assert root is not None
+    meta = root.fields["metadata"]
+    assert (meta.fields["name"].max_elements, meta.fields["generateName"].max_elements) == (253 * 4, 252 * 4)
+    assert root.fields["kind"].max_elements == 3 * 1024 * 1024 - 2
+    short = decls.decl_of({"type": "object", "properties": {"metadata": {"type": "object", "properties": {
+        "name": strings(20)}}}}, True)
+    assert short is not None and short.fields["metadata"].fields["name"].max_elements == 80
