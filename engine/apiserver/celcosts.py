@@ -67,9 +67,10 @@ class Budget:
                 cardinality: int | None) -> list[FieldError]:
         """The cost errors of one compiled rule (and of its messageExpression), its costs counted in the total."""
         typed = decls.decl_of(node, root)
-        if typed is None or spec.get("optionalOldSelf") is True:
+        if typed is None:
             return []
-        variables = {"self": typed, "oldSelf": typed}
+        old = decls.Decl("optional", elem=typed) if spec.get("optionalOldSelf") is True else typed
+        variables = {"self": typed, "oldSelf": old}
         errors = []
         rule = _estimate(str(spec["rule"]), variables)
         if rule is not None:

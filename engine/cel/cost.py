@@ -7,9 +7,10 @@ indexing, the operators, `size()` and conversions, the macros `all`, `exists`, `
 (nested, over lists and maps), the string functions (`contains`, `startsWith`, `endsWith`, `matches`, `find`,
 `findAll`, `lowerAscii`, `upperAscii`, `trim`, `substring`, `replace`, `split`, `join`, `indexOf`,
 `lastIndexOf`, `charAt`, `format`), the list functions `isSorted`, `sum`, `min`, `max`, and `quantity`,
-`semver`, `url`, `ip`, `cidr` with their methods. Anything else (optionals, `optionalOldSelf`, the lists and
-sets extensions, timestamps and durations, a type only known at run time where the overload decides the cost)
-is `Unsupported`: no estimate, so no refusal.
+`semver`, `url`, `ip`, `cidr` with their methods; `oldSelf` of an `optionalOldSelf` rule is an optional with
+`hasValue()`, `value()` and `orValue()`. Anything else (optional selection and the rest of the optional library,
+the lists and sets extensions, timestamps and durations, a type only known at run time where the overload decides
+the cost) is `Unsupported`: no estimate, so no refusal.
 """
 
 from __future__ import annotations
@@ -396,7 +397,7 @@ class _Coster:
                 raise Unsupported(f"index of {kinds[0]}")
             return f"index_{kinds[0]}"
         if fn not in _RESULTS and fn not in ("@not_strictly_false", "_?_:_", "-_", "sum", "min", "max", "split",
-                                             "findAll", *_ARITHMETIC):
+                                             "findAll", "value", "orValue", "hasValue", *_ARITHMETIC):
             raise Unsupported(f"function {fn}")
         if fn in ("string", "bytes", "int", "uint", "double", "bool") and "dyn" in kinds:
             raise Unsupported(f"{fn}() of dyn")  # the checker keeps every conversion, BytesToString's size among them
@@ -417,6 +418,10 @@ class _Coster:
             if target is None or target.type.elem is None:
                 raise Unsupported(f"{fn} of a non-list")
             return target.type.elem
+        if fn in ("value", "orValue", "hasValue"):
+            if target is None or target.type.kind != "optional" or target.type.elem is None:
+                raise Unsupported(f"{fn} of a non-optional")
+            return simple("bool") if fn == "hasValue" else target.type.elem
         if fn in ("add", "sub") and (target is None or target.type.kind != "quantity"):
             raise Unsupported(fn)
         if fn in _RESULTS:

@@ -154,3 +154,12 @@ def test_a_resource_root_has_names_capped_as_the_real_server_caps_them() -> None
     short = decls.decl_of({"type": "object", "properties": {"metadata": {"type": "object", "properties": {
         "name": strings(20)}}}}, True)
     assert short is not None and short.fields["metadata"].fields["name"].max_elements == 80
+
+
+def test_an_optional_old_self_is_estimated_through_its_value() -> None:
+    typed = decls.decl_of(ITEM)
+    assert typed is not None
+    variables = {"self": typed, "oldSelf": decls.Decl("optional", elem=typed)}
+    # value()'s result has no path: `.l` of it is sized as the rule's own node, an object (0 items), as in cel-go
+    assert cost.estimate("self.l.all(x, oldSelf.value().l.exists(y, y == x))", variables).max == 143
+    assert cost.estimate("self.l.all(x, oldSelf.hasValue() && oldSelf.value().s.contains(x))", variables).max == 183
