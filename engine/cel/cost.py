@@ -3,7 +3,7 @@
 A port of cel-go v0.29.2 `checker/cost.go` with the size estimator of k8s.io/apiextensions-apiserver
 pkg/apiserver/schema/cel (sizes from the schema's `maxItems`, `maxProperties`, `maxLength`) and the call costs of
 k8s.io/apiserver pkg/cel/library/cost.go. It covers literals, `self`/`oldSelf` and field selection, `has()`,
-indexing, the operators, `size()` and conversions, the macros `all`, `exists`, `exists_one`, `map`, `filter`
+indexing, the operators, `size()`, conversions, `type()` and type names, the macros `all`, `exists`, `exists_one`, `map`, `filter`
 (nested, over lists and maps), the string functions (`contains`, `startsWith`, `endsWith`, `matches`, `find`,
 `findAll`, `lowerAscii`, `upperAscii`, `trim`, `substring`, `replace`, `split`, `join`, `indexOf`,
 `lastIndexOf`, `charAt`, `format`), the list functions `isSorted`, `sum`, `min`, `max`, and `quantity`,
@@ -150,6 +150,8 @@ _RESULTS = {**{f: "bool" for f in _BOOL},
             "ip": "ip", "cidr": "cidr", "masked": "cidr", "family": "int", "prefixLength": "int",
             **{f: "bool" for f in ("isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
                                    "isGlobalUnicast", "containsIP", "containsCIDR")}}
+_RESULTS["type"] = "type"
+_TYPE_NAMES = ("bool", "bytes", "double", "int", "list", "map", "null_type", "string", "type", "uint")
 _COMPARISONS = ("_<_", "_<=_", "_>_", "_>=_")
 _ARITHMETIC = ("_+_", "_-_", "_*_", "_/_", "_%_")
 _SCALARS = ("bool", "double", "duration", "int", "timestamp", "uint")
@@ -266,6 +268,8 @@ class _Coster:
             self.paths[id(e)], self.types[id(e)] = var.path, var.type
         elif e.name in self.variables:
             self.paths[id(e)], self.types[id(e)] = GoPath([e.name], 1, 1), self.variables[e.name]
+        elif e.name in _TYPE_NAMES:
+            self.paths[id(e)], self.types[id(e)] = GoPath([e.name], 1, 1), simple("type")
         else:
             raise Unsupported(f"identifier {e.name}")
         return ONE

@@ -82,7 +82,7 @@ def test_joining_items_of_unknown_size_costs_without_bound() -> None:
 
 
 @pytest.mark.parametrize("rule", [
-    "type(self.q) == string",  # type identifiers
+    "self.l.slice(0, 1).size() > 0",  # the lists extension
     "self.q + 1 > 2",  # dyn: the overload decides
     "self.l.sortBy(x, x)",  # not covered
     "self.sub.?x.orValue('') == ''",  # optionals
@@ -163,3 +163,13 @@ def test_an_optional_old_self_is_estimated_through_its_value() -> None:
     # value()'s result has no path: `.l` of it is sized as the rule's own node, an object (0 items), as in cel-go
     assert cost.estimate("self.l.all(x, oldSelf.value().l.exists(y, y == x))", variables).max == 143
     assert cost.estimate("self.l.all(x, oldSelf.hasValue() && oldSelf.value().s.contains(x))", variables).max == 183
+
+
+def test_type_names_are_sized_by_the_path_of_their_name() -> None:
+    # cel-go sizes `string` by the path ["string"], which the size estimator reads as the rule's own node
+    typed = decls.decl_of({"x-kubernetes-int-or-string": True, "maxLength": 300})
+    assert typed is not None
+    assert cost.estimate("type(self) == string", {"self": typed, "oldSelf": typed}).max == 123
+    short = decls.decl_of({"x-kubernetes-int-or-string": True, "maxLength": 30})
+    assert short is not None
+    assert cost.estimate("type(self) == int || self.contains('%')", {"self": short, "oldSelf": short}).max == 28
