@@ -3,14 +3,14 @@
 A port of cel-go v0.29.2 `checker/cost.go` with the size estimator of k8s.io/apiextensions-apiserver
 pkg/apiserver/schema/cel (sizes from the schema's `maxItems`, `maxProperties`, `maxLength`) and the call costs of
 k8s.io/apiserver pkg/cel/library/cost.go. It covers literals, `self`/`oldSelf` and field selection, `has()`,
-indexing, the operators, `size()`, conversions, `type()` and type names, the macros `all`, `exists`, `exists_one`, `map`, `filter`
-(nested, over lists and maps), the string functions (`contains`, `startsWith`, `endsWith`, `matches`, `find`,
-`findAll`, `lowerAscii`, `upperAscii`, `trim`, `substring`, `replace`, `split`, `join`, `indexOf`,
-`lastIndexOf`, `charAt`, `format`), the list functions `isSorted`, `sum`, `min`, `max`, and `quantity`,
+indexing, the operators, `size()`, conversions, `type()` and type names, the macros `all`, `exists`, `exists_one`,
+`map`, `filter` (nested, over lists and maps), the string functions (`contains`, `startsWith`, `endsWith`,
+`matches`, `find`, `findAll`, `lowerAscii`, `upperAscii`, `trim`, `substring`, `replace`, `split`, `join`,
+`indexOf`, `lastIndexOf`, `charAt`, `format`), the list functions `isSorted`, `sum`, `min`, `max`, and `quantity`,
 `semver`, `url`, `ip`, `cidr` with their methods; `oldSelf` of an `optionalOldSelf` rule is an optional with
-`hasValue()`, `value()` and `orValue()`. Anything else (optional selection and the rest of the optional library,
-the lists and sets extensions, timestamps and durations, a type only known at run time where the overload decides
-the cost) is `Unsupported`: no estimate, so no refusal.
+`hasValue()`, `value()` and `orValue()`. Anything else (optional selection and the rest of the optional library, the
+lists and sets extensions, timestamps and durations, a type only known at run time where the overload decides the
+cost) is `Unsupported`: no estimate, so no refusal.
 """
 
 from __future__ import annotations
