@@ -129,3 +129,24 @@ def test_rules_within_their_budget_are_refused_when_the_schema_total_exceeds_its
     assert code == 422
     assert message == invalid(*(f"{AT}.x-kubernetes-validations[{i}].rule: {CONTRIBUTED}" for i in range(4)),
                               total_cost("1.050400x"))
+
+
+def test_rule_errors_are_listed_from_the_deepest_node_up(devcluster: Cluster) -> None:
+    names = strings(max_length=64, rule="self.contains('abc')")
+    code, message = create(devcluster, spec({"names": names, "tags": strings(10, 10)},
+                                            "self.tags.all(t, t.nope)", "self.tags.size() < 3"))
+    assert code == 422
+    assert message.index(f"{AT}.properties[names].items.x-kubernetes-validations[0].rule: Forbidden") < \
+        message.index(f"{AT}.x-kubernetes-validations[0].rule: Invalid value")
+
+
+def test_a_schema_error_below_a_rule_leaves_its_cost_unchecked(devcluster: Cluster) -> None:
+    bad_reason = {"type": "string", "maxLength": 3, "x-kubernetes-validations": [{"rule": "self != 'a'",
+                                                                                  "reason": "Nope"}]}
+    code, message = create(devcluster, spec({"names": strings(), "code": bad_reason},
+                                            "self.names.all(n, n.contains('abc'))"))
+    assert code == 422
+    assert message == (f'CustomResourceDefinition.apiextensions.k8s.io "gadgets.costs.example.com" is invalid: '
+                       f'{AT}.properties[code].x-kubernetes-validations[0].reason: Unsupported value: "Nope": '
+                       'supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", '
+                       '"FieldValueRequired"')
