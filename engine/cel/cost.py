@@ -7,10 +7,10 @@ indexing, the operators, `size()`, conversions, `type()` and type names, the mac
 `map`, `filter` (nested, over lists and maps), the string functions (`contains`, `startsWith`, `endsWith`,
 `matches`, `find`, `findAll`, `lowerAscii`, `upperAscii`, `trim`, `substring`, `replace`, `split`, `join`,
 `indexOf`, `lastIndexOf`, `charAt`, `format`), the list functions `isSorted`, `sum`, `min`, `max`, and `quantity`,
-`semver`, `url`, `ip`, `cidr` with their methods; `oldSelf` of an `optionalOldSelf` rule is an optional with
-`hasValue()`, `value()` and `orValue()`. Anything else (optional selection and the rest of the optional library, the
-lists and sets extensions, timestamps and durations, a type only known at run time where the overload decides the
-cost) is `Unsupported`: no estimate, so no refusal.
+`semver`, `url`, `ip`, `cidr` with their methods, timestamps and durations (`date-time`, `duration` fields) with
+their getters; `oldSelf` of an `optionalOldSelf` rule is an optional with `hasValue()`, `value()` and `orValue()`.
+Anything else (optional selection and the rest of the optional library, the lists and sets extensions, a type only
+known at run time where the overload decides the cost) is `Unsupported`: no estimate, so no refusal.
 """
 
 from __future__ import annotations
@@ -150,7 +150,9 @@ _RESULTS = {**{f: "bool" for f in _BOOL},
             "ip": "ip", "cidr": "cidr", "masked": "cidr", "family": "int", "prefixLength": "int",
             **{f: "bool" for f in ("isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
                                    "isGlobalUnicast", "containsIP", "containsCIDR")}}
-_RESULTS["type"] = "type"
+_RESULTS.update({"type": "type", "timestamp": "timestamp", "duration": "duration",
+                 **{f: "int" for f in ("getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate",
+                                       "getDayOfWeek", "getHours", "getMinutes", "getSeconds", "getMilliseconds")}})
 _TYPE_NAMES = ("bool", "bytes", "double", "int", "list", "map", "null_type", "string", "type", "uint")
 _COMPARISONS = ("_<_", "_<=_", "_>_", "_>=_")
 _ARITHMETIC = ("_+_", "_-_", "_*_", "_/_", "_%_")

@@ -173,3 +173,11 @@ def test_type_names_are_sized_by_the_path_of_their_name() -> None:
     short = decls.decl_of({"x-kubernetes-int-or-string": True, "maxLength": 30})
     assert short is not None
     assert cost.estimate("type(self) == int || self.contains('%')", {"self": short, "oldSelf": short}).max == 28
+
+
+def test_timestamps_and_durations_are_estimated() -> None:
+    typed = decls.decl_of({"type": "object", "properties": {
+        "t": {"type": "string", "format": "date-time"}, "d": {"type": "string", "format": "duration"}}})
+    assert typed is not None and typed.fields["t"].kind == "timestamp"
+    rule = "self.t.getFullYear() > 2000 && self.d < duration('5m')"
+    assert cost.estimate(rule, {"self": typed, "oldSelf": typed}).max == 8
