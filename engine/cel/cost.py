@@ -153,6 +153,8 @@ _RESULTS = {**{f: "bool" for f in _BOOL},
 _RESULTS.update({"type": "type", "timestamp": "timestamp", "duration": "duration",
                  **{f: "int" for f in ("getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate",
                                        "getDayOfWeek", "getHours", "getMinutes", "getSeconds", "getMilliseconds")}})
+_SETS = {"sets.contains": 1.0, "sets.intersects": 1.0, "sets.equivalent": 2.0}
+_RESULTS.update(dict.fromkeys(_SETS, "bool"))
 _TYPE_NAMES = ("bool", "bytes", "double", "int", "list", "map", "null_type", "string", "type", "uint")
 _COMPARISONS = ("_<_", "_<=_", "_>_", "_>=_")
 _ARITHMETIC = ("_+_", "_-_", "_*_", "_/_", "_%_")
@@ -403,7 +405,8 @@ class _Coster:
                 raise Unsupported(f"index of {kinds[0]}")
             return f"index_{kinds[0]}"
         if fn not in _RESULTS and fn not in ("@not_strictly_false", "_?_:_", "-_", "sum", "min", "max", "split",
-                                             "findAll", "value", "orValue", "hasValue", *_ARITHMETIC):
+                                             "findAll", "value", "orValue", "hasValue", "reverse", "distinct",
+                                             "slice", "flatten", "lists.range", *_ARITHMETIC):
             raise Unsupported(f"function {fn}")
         if fn in ("string", "bytes", "int", "uint", "double", "bool") and "dyn" in kinds:
             raise Unsupported(f"{fn}() of dyn")  # the checker keeps every conversion, BytesToString's size among them
@@ -424,6 +427,12 @@ class _Coster:
             if target is None or target.type.elem is None:
                 raise Unsupported(f"{fn} of a non-list")
             return target.type.elem
+        if fn in ("reverse", "distinct", "slice") and target is not None and target.type.kind == "list":
+            return target.type
+        if fn == "flatten" and target is not None and target.type.elem is not None:
+            return target.type.elem if target.type.elem.kind == "list" and not args else simple("list", DYN)
+        if fn == "lists.range":
+            return simple("list", simple("int"))
         if fn in ("value", "orValue", "hasValue"):
             if target is None or target.type.kind != "optional" or target.type.elem is None:
                 raise Unsupported(f"{fn} of a non-optional")
@@ -446,6 +455,9 @@ class _Coster:
         arg_sum = ZERO
         for c in costs:
             arg_sum = arg_sum.add(c)
+        extension = self.extension_cost(e.function, target, args)
+        if extension is not None:
+            return extension[0].add(arg_sum), extension[1]
         library = self.library_cost(e.function, target, args)
         if library is not None:
             return library[0].add(arg_sum), library[1]
@@ -486,6 +498,26 @@ class _Coster:
             smallest = min(size(args[0]).max, size(args[1]).max)
             return Size(1 if smallest > 0 else 0, smallest).factor(STRING_FACTOR).add(arg_sum), None
         return ONE.add(arg_sum), None
+
+    def extension_cost(self, fn: str, target: _Node | None, args: list[_Node]) -> tuple[Size, Size | None] | None:
+        """The estimators cel-go's sets and lists (version 3) extensions register for their overloads."""
+        size = self.library_size
+        if fn in _SETS and len(args) == 2:
+            return size(args[0]).times(size(args[1])).factor(_SETS[fn]).add(ONE), None
+        if target is None and fn == "lists.range" and len(args) == 1:
+            return _allocating(1, fixed(_literal_uint(args[0], MAX)))
+        if target is None or fn not in ("reverse", "distinct", "slice", "flatten"):
+            return None
+        if fn == "reverse" and not args:
+            return _allocating(1, size(target))
+        if fn == "distinct" and not args:
+            return _allocating(2, size(target).times(size(target)))
+        if fn == "slice" and len(args) == 2:
+            start, end = _literal_uint(args[0], 0), _literal_uint(args[1], size(target).max)
+            return _allocating(1, fixed((end - start) % 2**64))
+        if fn == "flatten" and len(args) <= 1:
+            return _allocating(_literal_uint(args[0], MAX) if args else 1, size(target))
+        return None
 
     def library_cost(self, fn: str, target: _Node | None, args: list[_Node]) -> tuple[Size, Size | None] | None:
         """library.CostEstimator.EstimateCallCost (None: the checker's own rules apply)."""
@@ -576,6 +608,18 @@ class _Coster:
             count_min = _go_ceil_div(text.min, old.max)
         result = Size(count_min, count_max).times(new).add(Size(kept_min, kept_max))
         return text.factor(2 * STRING_FACTOR), result
+
+
+def _allocating(factor: float, count: Size) -> tuple[Size, Size]:
+    """estimateAllocatingListCall."""
+    return count.factor(factor).add(ONE).add(fixed(LIST_BASE)), count
+
+
+def _literal_uint(node: _Node, default: int) -> int:
+    """nodeAsUintValue."""
+    if isinstance(node.expr, Literal) and node.expr.kind == "int" and isinstance(node.expr.value, int):
+        return max(node.expr.value, 0)
+    return default
 
 
 def _go_ceil_div(a: int, b: int) -> int:

@@ -242,6 +242,9 @@ def _number(text: str) -> Literal:
     return Literal("int", int(text))
 
 
+_NAMESPACES = ("sets", "lists")
+
+
 def _accu() -> Ident:
     return Ident(ACCUMULATOR)
 
@@ -252,6 +255,8 @@ def _macro(name: str, target: Expr | None, args: list[Expr], member: bool) -> Ex
         if not isinstance(args[0], Select):
             raise Unsupported("has() of a non-selection")
         return Select(args[0].operand, args[0].field, test_only=True)
+    if member and isinstance(target, Ident) and target.name in _NAMESPACES:
+        return Call(f"{target.name}.{name}", args)
     if not member or target is None or name not in ("all", "exists", "exists_one", "map", "filter"):
         return Call(name, args, target)
     if len(args) not in (2, 3) or (len(args) == 3 and name != "map"):

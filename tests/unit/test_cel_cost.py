@@ -82,7 +82,7 @@ def test_joining_items_of_unknown_size_costs_without_bound() -> None:
 
 
 @pytest.mark.parametrize("rule", [
-    "self.l.slice(0, 1).size() > 0",  # the lists extension
+    "self.l.sort().size() > 0",  # the lists extension's sort
     "self.q + 1 > 2",  # dyn: the overload decides
     "self.l.sortBy(x, x)",  # not covered
     "self.sub.?x.orValue('') == ''",  # optionals
@@ -181,3 +181,13 @@ def test_timestamps_and_durations_are_estimated() -> None:
     assert typed is not None and typed.fields["t"].kind == "timestamp"
     rule = "self.t.getFullYear() > 2000 && self.d < duration('5m')"
     assert cost.estimate(rule, {"self": typed, "oldSelf": typed}).max == 8
+
+
+@pytest.mark.parametrize(("rule", "expected"), [
+    ("self.l.slice(0, 2).size() > 0", 17),
+    ("lists.range(3).size() > 0", 16),
+    ("sets.contains(self.l, ['a'])", 33),
+    ("self.l.distinct().size() > 0", 20 * 20 * 2 + 1 + 10 + 2 + 2),
+])
+def test_the_lists_and_sets_extensions_are_estimated(rule: str, expected: int) -> None:
+    assert estimated(rule) == expected
