@@ -4,6 +4,7 @@ within budget is accepted."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from engine.devcluster.backends import Cluster
@@ -150,3 +151,32 @@ def test_a_schema_error_below_a_rule_leaves_its_cost_unchecked(devcluster: Clust
                        f'{AT}.properties[code].x-kubernetes-validations[0].reason: Unsupported value: "Nope": '
                        'supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", '
                        '"FieldValueRequired"')
+
+
+def test_an_update_that_makes_a_rule_too_expensive_is_refused(devcluster: Cluster) -> None:
+    group = f"u{uuid.uuid4().hex[:8]}.costs.example.com"
+    body = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"gadgets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                         "type": "object", "properties": {"spec": spec({"names": strings(10, 10)},
+                                                                       "self.names.all(n, n.contains('abc'))")}}}}]}}
+    code, created = devcluster.request("POST", CRDS, body=body)
+    assert code == 201, created
+    try:
+        for _ in range(20):  # the server's controllers update its status meanwhile: retry on a conflict
+            code, current = devcluster.request("GET", f"{CRDS}/gadgets.{group}")
+            assert code == 200, current
+            version = {**current["spec"]["versions"][0], "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": spec({"names": strings(10_000, 2900)},
+                                                              "self.names.all(n, n.contains('abc'))")}}}}
+            changed = {**current, "spec": {**current["spec"], "versions": [version]}}
+            code, answer = devcluster.request("PUT", f"{CRDS}/gadgets.{group}", body=changed)
+            if code != 409:
+                break
+        assert code == 422
+        assert answer["message"] == (f'CustomResourceDefinition.apiextensions.k8s.io "gadgets.{group}" is invalid: '
+                                     f"{AT}.x-kubernetes-validations[0].rule: {rule_cost('1.164000x')}")
+    finally:
+        assert devcluster.request("DELETE", f"{CRDS}/gadgets.{group}")[0] == 200
