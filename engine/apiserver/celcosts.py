@@ -64,8 +64,9 @@ class Budget:
     expensive: list[tuple[int, str]] = field(default_factory=list)
 
     def observe(self, node: Mapping[str, Any], root: bool, spec: Mapping[str, Any], at: str,
-                cardinality: int | None) -> list[FieldError]:
-        """The cost errors of one compiled rule (and of its messageExpression), its costs counted in the total."""
+                cardinality: int | None, message: bool = True) -> list[FieldError]:
+        """The cost errors of one compiled rule (and of its messageExpression, if that compiled too), its costs
+        counted in the total."""
         typed = decls.decl_of(node, root)
         if typed is None:
             return []
@@ -81,8 +82,8 @@ class Budget:
                 errors.append(FieldError(ErrorType.FORBIDDEN, f"{at}.rule",
                                          detail=exceeds("estimated rule cost", expression, RULE_LIMIT)))
             self.add(f"{at}.rule", expression)
-        message = str(spec.get("messageExpression") or "").strip()
-        estimated = _estimate(message, variables) if message else None
+        text = str(spec.get("messageExpression") or "").strip() if message else ""
+        estimated = _estimate(text, variables) if text else None
         if estimated is not None:
             if estimated > RULE_LIMIT:
                 errors.append(FieldError(ErrorType.FORBIDDEN, f"{at}.messageExpression",

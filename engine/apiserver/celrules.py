@@ -97,9 +97,12 @@ def _compile(node: Schema, root: bool, where: str, found: _Problems, uncorrelata
     """The node's rules, compiled as the real server compiles them once no schema error is at or below it."""
     rules = []
     for at, spec in _specs(node, where):
+        start = len(found.cel)
         rule = _compile_rule(node, root, spec, at, found.cel)
-        if rule is not None:
-            found.cel += found.budget.observe(node, root, spec, at, cardinality)
+        new = [e.field for e in found.cel[start:]]
+        if f"{at}.rule" not in new:  # the rule compiled: its cost is known whatever else is wrong, and comes first
+            found.cel[start:start] = found.budget.observe(node, root, spec, at, cardinality,
+                                                          message=f"{at}.messageExpression" not in new)
         if rule is not None and rule.uses_old_self and uncorrelatable is not None:
             found.cel.append(FieldError(ErrorType.INVALID, f"{at}.rule", str(spec["rule"]), "oldSelf cannot be used "
                                         f"on the uncorrelatable portion of the schema within {uncorrelatable}"))

@@ -180,3 +180,15 @@ def test_an_update_that_makes_a_rule_too_expensive_is_refused(devcluster: Cluste
                                      f"{AT}.x-kubernetes-validations[0].rule: {rule_cost('1.164000x')}")
     finally:
         assert devcluster.request("DELETE", f"{CRDS}/gadgets.{group}")[0] == 200
+
+
+def test_a_rule_is_costed_even_when_its_message_expression_does_not_compile(devcluster: Cluster) -> None:
+    code, message = create(devcluster, spec({"names": strings()}, {"rule": "self.names.all(n, n.contains('a'))",
+                                                                    "messageExpression": "1"}))
+    assert code == 422
+    at = f"{AT}.x-kubernetes-validations[0]"
+    assert message.startswith(f'CustomResourceDefinition.apiextensions.k8s.io "gadgets.costs.example.com" is '
+                              f"invalid: [{at}.rule: {rule_cost('more than 100x')}, {at}.messageExpression: Invalid "
+                              "value: ")
+    assert message.endswith(f"messageExpression must evaluate to a string, {at}.rule: {CONTRIBUTED}, "
+                            f"{total_cost('more than 100x')}]")
