@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import cel
+from engine.apiserver import celcosts as costs
 from engine.apiserver.status import OMIT, ErrorType, FieldError, GoJson, go_json
 
 __all__ = ["Validator", "errors_of", "schema_errors"]
@@ -76,21 +77,35 @@ def _variables(node: Schema, root: bool, optional_old: bool) -> dict[str, Schema
     return {"self": typed, "oldSelf": None if optional_old else typed}
 
 
-def _compile(node: Schema, root: bool, where: str, problems: list[FieldError],
-             uncorrelatable: str | None) -> tuple[Rule, ...]:
-    rules = []
+@dataclass
+class _Problems:
+    """What compiling a schema's rules found: schema errors (all of them come first), CEL errors, and costs."""
+
+    schema: list[FieldError] = field(default_factory=list)
+    cel: list[FieldError] = field(default_factory=list)
+    budget: costs.Budget = field(default_factory=costs.Budget)
+
+
+def _specs(node: Schema, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     for i, spec in enumerate(node.get("x-kubernetes-validations") or ()):
-        if not isinstance(spec, Mapping):
-            continue
-        at = f"{where}.x-kubernetes-validations[{i}]"
-        found = _rule_problems(node, spec, at)
-        problems += found
-        if found or not str(spec.get("rule") or "").strip():
-            continue
-        rule = _compile_rule(node, root, spec, at, problems)
+        if isinstance(spec, Mapping):
+            yield f"{where}.x-kubernetes-validations[{i}]", spec
+
+
+def _compile(node: Schema, root: bool, where: str, found: _Problems, uncorrelatable: str | None,
+             cardinality: int | None) -> tuple[Rule, ...]:
+    """The node's rules, compiled as the real server compiles them once no schema error is at or below it."""
+    rules = []
+    for at, spec in _specs(node, where):
+        start = len(found.cel)
+        rule = _compile_rule(node, root, spec, at, found.cel)
+        new = [e.field for e in found.cel[start:]]
+        if f"{at}.rule" not in new:  # the rule compiled: its cost is known whatever else is wrong, and comes first
+            found.cel[start:start] = found.budget.observe(node, root, spec, at, cardinality,
+                                                          message=f"{at}.messageExpression" not in new)
         if rule is not None and rule.uses_old_self and uncorrelatable is not None:
-            problems.append(FieldError(ErrorType.INVALID, f"{at}.rule", str(spec["rule"]), "oldSelf cannot be used "
-                                       f"on the uncorrelatable portion of the schema within {uncorrelatable}"))
+            found.cel.append(FieldError(ErrorType.INVALID, f"{at}.rule", str(spec["rule"]), "oldSelf cannot be used "
+                                        f"on the uncorrelatable portion of the schema within {uncorrelatable}"))
         elif rule is not None:
             rules.append(rule)
     return tuple(rules)
@@ -194,9 +209,11 @@ def normalized_path(node: Schema, path: str) -> str | None:
 
 
 def build(schema: Schema, where: str, root: bool = True) -> tuple[Validator | None, list[FieldError]]:
-    """The validator of a schema (None when it has no rules) and the problems of its rules."""
-    problems: list[FieldError] = []
-    return _build(schema, where, root, problems, None), problems
+    """The validator of a schema (None when it has no rules) and the problems of its rules, in the real server's
+    order: schema errors, then the rules' errors from the deepest nodes up, then the schema's cost total."""
+    found = _Problems()
+    validator = _build(schema, where, root, found, None, 1)
+    return validator, found.schema + found.cel + found.budget.total_errors(where)
 
 
 def _embedded(node: Any) -> bool:
@@ -204,23 +221,29 @@ def _embedded(node: Any) -> bool:
     return isinstance(node, Mapping) and bool(node.get("x-kubernetes-embedded-resource"))
 
 
-def _build(node: Schema, where: str, root: bool, problems: list[FieldError],
-           uncorrelatable: str | None) -> Validator | None:
-    """`uncorrelatable`: the path of the first list above whose items cannot be matched with their old values."""
-    rules = _compile(node, root, where, problems, uncorrelatable)
+def _build(node: Schema, where: str, root: bool, found: _Problems, uncorrelatable: str | None,
+           cardinality: int | None) -> Validator | None:
+    """`uncorrelatable`: the path of the first list above whose items cannot be matched with their old values;
+    `cardinality`: how many times the node can occur in an object (None: unbounded). Children come first, as in
+    ValidateCustomResourceDefinitionOpenAPISchema."""
+    start = len(found.schema)
+    below = costs.child_cardinality(node, cardinality)
+    extra = node.get("additionalProperties")
+    additional = _build(extra, f"{where}.additionalProperties", _embedded(extra), found, uncorrelatable, below) \
+        if isinstance(extra, Mapping) else None
     properties = {}
     for name, child in sorted((node.get("properties") or {}).items()):
         if isinstance(child, Mapping):
-            built = _build(child, f"{where}.properties[{name}]", _embedded(child), problems, uncorrelatable)
+            built = _build(child, f"{where}.properties[{name}]", _embedded(child), found, uncorrelatable, below)
             if built is not None:
                 properties[name] = built
-    extra = node.get("additionalProperties")
-    additional = _build(extra, f"{where}.additionalProperties", _embedded(extra), problems, uncorrelatable) \
-        if isinstance(extra, Mapping) else None
     items_schema = node.get("items")
-    below = uncorrelatable or (where if node.get("x-kubernetes-list-type") != "map" else None)
-    items = _build(items_schema, f"{where}.items", _embedded(items_schema), problems, below) \
+    correlation = uncorrelatable or (where if node.get("x-kubernetes-list-type") != "map" else None)
+    items = _build(items_schema, f"{where}.items", _embedded(items_schema), found, correlation, below) \
         if isinstance(items_schema, Mapping) else None
+    for at, spec in _specs(node, where):
+        found.schema += _rule_problems(node, spec, at)
+    rules = _compile(node, root, where, found, uncorrelatable, cardinality) if len(found.schema) == start else ()
     if not (rules or properties or additional or items):
         return None
     keys = tuple(node.get("x-kubernetes-list-map-keys") or ()) if node.get("x-kubernetes-list-type") == "map" else ()
