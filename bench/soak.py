@@ -8,13 +8,16 @@ verify calls valid but template refuses, the slowest command, peak RSS (the proc
 limit of `--memory-mib`, so a runaway allocation shows as an error instead of swapping), and the first findings.
 Stops after `--budget` seconds even if fewer mutants were tried.
 
-Kills (`--kills N`): rounds of six Instances (three of tests/e2e/packages/chain: four serial ConfigMap + 1 s Job
-steps; three of parallel: three 1 s Jobs in a parallel phase) installed with `kplan install` into a simulating dev
+Kills (`--kills N`): rounds of six Instances (two of tests/e2e/packages/chain: four serial ConfigMap + 1 s Job
+steps; one of parallel: three 1 s Jobs in a parallel phase; three of soak-mixed: a serial phase of a ConfigMap,
+an Operator-task child Instance and a Pipe task, a parallel phase of a Deployment, a StatefulSet and a 1 s Job
+with a retry, then a ConfigMap from the Pipe's output) installed with `kplan install` into a simulating dev
 cluster while `kplan manager` processes are SIGKILLed after a seeded random number (1-12) of further commits and
 restarted, three times in ten with a rival racing for the Lease, until N kills or `--kill-budget` seconds. After
-each round converges, tests/e2e/soak_checks.py's invariants (each rendered object added once, never deleted, one
-uid; one deploy plan uid; serial order in every recorded status). Figures: kills, rounds, Instances converged,
-problems (0) and the first of them.
+each round converges, tests/soak/invariants.py's invariants (each rendered object, child Instances' too, added
+once, never deleted, one uid; Job pods within backoffLimit + 1; one deploy plan uid per Instance, none shared;
+plan order kept and no step going back in every recorded status; every Instance COMPLETE). Figures: kills,
+rounds, Instances converged, problems (0) and the first of them.
 """
 
 from __future__ import annotations
@@ -46,12 +49,12 @@ from engine.devcluster.cluster import DevCluster
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
 from soak.hostile import BASES, MUTATIONS, Tally, mutant, try_install, try_mutant
-from soak_checks import PACKAGES, Change, problems
+from soak.invariants import PACKAGES, Change, problems
 
 KPLAN = str(Path(sys.executable).with_name("kplan"))
 SOAK_NAMESPACE = "soak"
 SHORT_LEASE = ("--lease-duration", "2", "--renew-deadline", "1.5", "--retry-period", "0.25")
-ROUND = {"chain": 3, "parallel": 3}  # Instances of each package per round
+ROUND = {"chain": 2, "parallel": 1, "soak-mixed": 3}  # Instances of each package per round
 
 
 class OutOfTime(HypothesisException):
