@@ -81,14 +81,14 @@ def test_a_step_complete_before_its_predecessors_is_named() -> None:
     early = _status("p1", {"prepare/config": "COMPLETE", "prepare/pipe": "COMPLETE"})
     history = clean()
     history.insert(-2, ("MODIFIED", "Instance", "m", _obj("Instance", "m", status=early)))
-    assert problems(INSTANCES, NS, history) == ["Instance m: step prepare/pipe COMPLETE before step child"]
+    assert problems(INSTANCES, NS, history) == ["Instance m: deploy plan: step prepare/pipe COMPLETE before step child"]
 
 
 def test_a_step_of_a_later_phase_complete_too_early_is_named() -> None:
     early = _status("p1", {"prepare/config": "COMPLETE", "run/db": "COMPLETE"})
     history = clean()
     history.insert(-2, ("MODIFIED", "Instance", "m", _obj("Instance", "m", status=early)))
-    assert problems(INSTANCES, NS, history) == ["Instance m: step run/db COMPLETE before phase prepare"]
+    assert problems(INSTANCES, NS, history) == ["Instance m: deploy plan: step run/db COMPLETE before phase prepare"]
 
 
 def test_a_step_going_back_and_an_unfinished_plan_are_named() -> None:
@@ -96,13 +96,13 @@ def test_a_step_going_back_and_an_unfinished_plan_are_named() -> None:
     history = [*clean(), ("MODIFIED", "Instance", "m", _obj("Instance", "m", status=back))]
     assert problems(INSTANCES, NS, history) == [
         "Instance m: step finish/report went from COMPLETE back to IN_PROGRESS",
-        "Instance m: deploy plan ended IN_PROGRESS",
+        "Instance m: its last plan ended IN_PROGRESS",
     ]
 
 
 def test_a_second_plan_uid_is_named() -> None:
     history = [*clean(), ("MODIFIED", "Instance", "m", _obj("Instance", "m", status=_status("p3", ALL, "COMPLETE")))]
-    assert problems(INSTANCES, NS, history) == ["Instance m: 2 deploy plan uids"]
+    assert problems(INSTANCES, NS, history) == ["Instance m: 2 deploy plan uids, 1 runs expected"]
 
 
 def test_two_instances_sharing_a_plan_uid_are_named() -> None:
@@ -110,3 +110,49 @@ def test_two_instances_sharing_a_plan_uid_are_named() -> None:
     history.append(("MODIFIED", "Instance", "m-child", _obj("Instance", "m-child", status={"plans": {"deploy": {
         "uid": "p1", "status": "COMPLETE", "phases": []}}})))
     assert problems(INSTANCES, NS, history) == ["plan uid p1 shared by Instances m, m-child"]
+
+
+def _load_history(value: str, update_uid: str | None, deleted: bool = False) -> list[Change]:
+    """Instance `l` of soak-load installed (deploy plan p1), then updated (update plan `update_uid`) or deleted."""
+    plans: dict[str, Any] = {"deploy": {"uid": "p1", "status": "COMPLETE", "phases": [
+        {"name": "main", "status": "COMPLETE", "steps": [{"name": "config", "status": "COMPLETE"},
+                                                         {"name": "app", "status": "COMPLETE"}]}]}}
+    history: list[Change] = [("ADDED", "Instance", "l", _obj("Instance", "l")),
+                             ("ADDED", "ConfigMap", "l-config", _obj("ConfigMap", "l-config", data={"value": "v1"})),
+                             ("ADDED", "Deployment", "l-app", _obj("Deployment", "l-app")),
+                             ("MODIFIED", "Instance", "l", _obj("Instance", "l", status={"plans": plans}))]
+    if update_uid:
+        plans = {**plans, "update": {"uid": update_uid, "status": "COMPLETE", "phases": [
+            {"name": "main", "status": "COMPLETE", "steps": [{"name": "config", "status": "COMPLETE"}]}]}}
+        history += [("MODIFIED", "ConfigMap", "l-config", _obj("ConfigMap", "l-config", data={"value": value})),
+                    ("MODIFIED", "Instance", "l", _obj("Instance", "l", status={"plans": plans,
+                                                                                 "activePlan": {"name": "update"}}))]
+    if deleted:
+        history += [("DELETED", kind, name, _obj(kind, name))
+                    for kind, name in (("ConfigMap", "l-config"), ("Deployment", "l-app"), ("Instance", "l"))]
+    return history
+
+
+def test_an_update_that_ran_once_and_changed_the_data_has_no_problems() -> None:
+    assert problems({"l": "soak-load"}, NS, _load_history("v2", "p2"), updated={"l": {"value": "v2"}}) == []
+
+
+def test_an_update_that_never_ran_or_left_the_old_data_is_named() -> None:
+    assert problems({"l": "soak-load"}, NS, _load_history("v1", None), updated={"l": {"value": "v2"}}) == [
+        "ConfigMap l-config: data {'value': 'v1'} after the update, not {'value': 'v2'}",
+        "Instance l: 0 update plan uids, 1 runs expected"]
+    assert problems({"l": "soak-load"}, NS, _load_history("v1", "p2"), updated={"l": {"value": "v2"}}) == [
+        "ConfigMap l-config: data {'value': 'v1'} after the update, not {'value': 'v2'}"]
+
+
+def test_an_uninstall_that_deleted_everything_once_has_no_problems() -> None:
+    assert problems({"l": "soak-load"}, NS, _load_history("", None, deleted=True), uninstalled=["l"]) == []
+
+
+def test_an_object_an_uninstall_left_or_re_created_is_named() -> None:
+    left = [c for c in _load_history("", None, deleted=True) if c[:3] != ("DELETED", "Deployment", "l-app")]
+    assert problems({"l": "soak-load"}, NS, left, uninstalled=["l"]) == [
+        "Deployment l-app of uninstalled l: changes ADDED"]
+    again = [*_load_history("", None, deleted=True), ("ADDED", "ConfigMap", "l-config", _obj("ConfigMap", "l-config"))]
+    assert problems({"l": "soak-load"}, NS, again, uninstalled=["l"]) == [
+        "ConfigMap l-config of uninstalled l: changes ADDED DELETED ADDED"]
