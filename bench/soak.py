@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from engine.devcluster.cluster import DevCluster
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
 from soak.hostile import BASES, MUTATIONS, Tally, mutant, try_install, try_mutant
-from soak.invariants import PACKAGES, Change, problems
+from soak.invariants import PACKAGES, Change, problems, tally
 
 KPLAN = str(Path(sys.executable).with_name("kplan"))
 SOAK_NAMESPACE = "soak"
@@ -183,7 +184,101 @@ def kills(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 process.wait()
             feed.close()
     return {"kills": killed, "rounds": rounds, "instances_converged": converged,
-            "problems": len(found), "first_problems": found[:10]}
+            "problems": len(found), **tally(found), "first_problems": found[:10]}
+
+
+def instances_now(cluster: DevCluster) -> dict[str, dict[str, Any]]:
+    code, body = cluster.request("GET", f"/apis/kplan.dev/v1alpha1/namespaces/{SOAK_NAMESPACE}/instances")
+    assert code == 200, body
+    return {item["metadata"]["name"]: item for item in body.get("items") or []}
+
+
+def plan_status(instance: dict[str, Any] | None, plan: str) -> str:
+    if instance is None:
+        return ""
+    meta, status = instance.get("metadata") or {}, instance.get("status") or {}
+    if status.get("observedGeneration") != meta.get("generation"):
+        return ""
+    return str(((status.get("plans") or {}).get(plan) or {}).get("status") or "")
+
+
+def load(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """A third of `--load` Instances of soak-load installed, a third updated and a third uninstalled at once with
+    the CLI (four threads) while the managers are SIGKILLed every `--load-kill-every` seconds; the invariants."""
+    rng = random.Random(args.seed)
+    each = args.load // 3
+    installed, updated, uninstalled = ([f"{group}{i}" for i in range(each)] for group in ("new", "upd", "del"))
+    package = str(PACKAGES / "soak-load")
+    deadline = time.monotonic() + args.load_budget
+    figures: dict[str, Any] = {"instances": 3 * each}
+    with DevCluster(port=0, simulate=True, nodes=("node-1", "node-2")) as cluster, \
+            contextlib.redirect_stdout(io.StringIO()):
+        kubeconfig = cluster.write_kubeconfig(work / "load-kubeconfig")
+        assert main(["init", "--kubeconfig", str(kubeconfig)]) == 0
+        cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": SOAK_NAMESPACE}})
+        feed = Feed(cluster)
+
+        def kplan(*argv: str) -> int:
+            return main([*argv, "--kubeconfig", str(kubeconfig), "-n", SOAK_NAMESPACE])
+
+        def wait(predicate: Callable[[dict[str, dict[str, Any]]], bool]) -> bool:
+            while time.monotonic() < deadline:
+                if predicate(instances_now(cluster)):
+                    return True
+                time.sleep(1)
+            return False
+
+        managers = [start_manager(kubeconfig, "l0", work / "load-managers.log")]
+        killed = 0
+        try:
+            started = time.monotonic()
+            earlier = updated + uninstalled
+            assert all(kplan("install", package, "--instance", name) == 0 for name in earlier)
+            ready = wait(lambda now: all(plan_status(now.get(n), "deploy") == "COMPLETE" for n in earlier))
+            figures["seconds_to_install_the_first_two_thirds"] = round(time.monotonic() - started, 1)
+            if not ready:
+                return {**figures, "problems": 1, "first_problems": ["the first two thirds did not converge in time"]}
+
+            commands = [("install", package, "--instance", new) for new in installed] \
+                + [("update", "--instance", name, "-p", "value=v2") for name in updated] \
+                + [("uninstall", "--instance", name) for name in uninstalled]
+            rng.shuffle(commands)
+            started = time.monotonic()
+            with ThreadPoolExecutor(4) as pool:
+                running = [pool.submit(kplan, *command) for command in commands]
+
+                def converged(now: dict[str, dict[str, Any]]) -> bool:
+                    return all(r.done() for r in running) \
+                        and all(plan_status(now.get(n), "deploy") == "COMPLETE" for n in installed) \
+                        and all(plan_status(now.get(n), "update") == "COMPLETE" for n in updated) \
+                        and not any(n in now for n in uninstalled)
+
+                next_kill = time.monotonic() + args.load_kill_every
+                while not (done := converged(instances_now(cluster))) and time.monotonic() < deadline:
+                    if time.monotonic() >= next_kill:
+                        for process in managers:
+                            process.kill()
+                            process.wait()
+                        killed += 1
+                        managers = [start_manager(kubeconfig, f"l{killed}", work / "load-managers.log")]
+                        if rng.random() < 0.3:
+                            managers.append(start_manager(kubeconfig, f"l{killed}-rival", work / "load-managers.log"))
+                        next_kill = time.monotonic() + args.load_kill_every
+                    time.sleep(1)
+                failed = [" ".join(c) for c, r in zip(commands, running, strict=True) if r.done() and r.result() != 0]
+            figures.update({"kills": killed, "commands": len(commands), "commands_failed": len(failed),
+                            "seconds_to_converge": round(time.monotonic() - started, 1), "converged": done})
+        finally:
+            for process in managers:
+                process.kill()
+                process.wait()
+            feed.close()
+        found = problems(dict.fromkeys(installed + updated + uninstalled, "soak-load"), SOAK_NAMESPACE,
+                         list(feed.changes), updated={name: {"value": "v2"} for name in updated},
+                         uninstalled=uninstalled)
+        found = [f"kplan {command} failed" for command in failed[:5]] + found
+    return {**figures, "changes_recorded": len(feed.changes), "problems": len(found), **tally(found),
+            "first_problems": found[:10]}
 
 
 def main_() -> None:
@@ -196,6 +291,9 @@ def main_() -> None:
     parser.add_argument("--memory-mib", type=int, default=4096)
     parser.add_argument("--kills", type=int, default=0, help="SIGKILLs of the manager (0: no kills soak)")
     parser.add_argument("--kill-budget", type=float, default=1800.0, help="seconds")
+    parser.add_argument("--load", type=int, default=0, help="Instances of the load soak (0: no load soak)")
+    parser.add_argument("--load-kill-every", type=float, default=10.0, help="seconds between SIGKILLs")
+    parser.add_argument("--load-budget", type=float, default=1800.0, help="seconds")
     args = parser.parse_args()
     limit = args.memory_mib * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -206,6 +304,8 @@ def main_() -> None:
             report["hostile_packages"] = hostile(args, Path(work))
         if args.kills:
             report["kills"] = kills(args, Path(work))
+        if args.load:
+            report["load"] = load(args, Path(work))
     report["wall_seconds"] = round(time.monotonic() - started, 1)
     report["max_rss_mib"] = max_rss_mib()
     print(json.dumps(report))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from contextlib import redirect_stdout
@@ -118,6 +119,23 @@ class Feed:
 
     def of(self, kind: str, name: str) -> list[Change]:
         return self.changes.get((kind, name), [])
+
+
+def tally(found: Iterable[str]) -> dict[str, int]:
+    """The problems by what the soak's figures call them: duplicates (an object added twice or given a second
+    uid), objects lost (never added, or deleted though nothing asked), Jobs re-run beyond their retries, other."""
+    counts = {"duplicates": 0, "objects_lost": 0, "jobs_beyond_retries": 0, "other": 0}
+    for problem in found:
+        made = re.search(r": (\d+) added, (\d+) deleted, (\d+) uids$", problem)
+        if "pods ran" in problem:
+            counts["jobs_beyond_retries"] += 1
+        elif made and (int(made[1]) > 1 or int(made[3]) > 1):
+            counts["duplicates"] += 1
+        elif made:
+            counts["objects_lost"] += 1
+        else:
+            counts["other"] += 1
+    return counts
 
 
 def objects_deleted(one: Expected, feed: Feed) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .invariants import Change, expected, problems
+from .invariants import Change, expected, problems, tally
 
 NS = "soak"
 INSTANCES = {"m": "soak-mixed"}
@@ -156,3 +156,10 @@ def test_an_object_an_uninstall_left_or_re_created_is_named() -> None:
     again = [*_load_history("", None, deleted=True), ("ADDED", "ConfigMap", "l-config", _obj("ConfigMap", "l-config"))]
     assert problems({"l": "soak-load"}, NS, again, uninstalled=["l"]) == [
         "ConfigMap l-config of uninstalled l: changes ADDED DELETED ADDED"]
+
+
+def test_problems_are_tallied_as_the_figures_name_them() -> None:
+    assert tally(["Job j: 2 added, 1 deleted, 2 uids", "ConfigMap c: 0 added, 0 deleted, 0 uids",
+                  "ConfigMap d: 1 added, 1 deleted, 1 uids", "Job j: 3 pods ran, backoffLimit 1 allows 2",
+                  "Instance m: 2 deploy plan uids, 1 runs expected"]) == {
+        "duplicates": 1, "objects_lost": 2, "jobs_beyond_retries": 1, "other": 1}
