@@ -41,7 +41,7 @@ bench: install
 # The long soak (tests/soak and tests/e2e/test_soak_kills.py are its short form): 10,000 hostile packages and 200
 # SIGKILLs of the manager; prints one JSON object.
 soak: install
-	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200 --kills 200 --kill-budget 3600
+	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200 --kills 200 --kill-budget 3600 --load 1000 --load-budget 2700
 
 # Regenerates engine/apiserver/protobuf/ from the pinned Kubernetes modules (needs Go; the result is committed).
 protobuf: install

@@ -1,9 +1,9 @@
 """The soak, long form (issue 12); prints one JSON object. `make soak` runs it.
 
-Hostile packages: `--mutants N` mutated packages (tests/soak/hostile.py: 16 mutations of four valid packages,
+Hostile packages: `--mutants N` mutated packages (tests/soak/hostile.py: 17 mutations of four valid packages,
 chosen by hypothesis from `--seed`) through `kplan package verify` and `kplan template` in this process, and every
 `--install-every`-th of them through `kplan install` against a dev cluster of its own. Figures: mutants tried,
-outcomes by command (clean / traceback / unnamed / hang / bad-exit / leftover: see hostile.py), mutants that
+outcomes by command (clean / traceback / unnamed / hang / memory / bad-exit / leftover: see hostile.py), mutants that
 verify calls valid but template refuses, the slowest command, peak RSS (the process runs under an address-space
 limit of `--memory-mib`, so a runaway allocation shows as an error instead of swapping), and the first findings.
 Stops after `--budget` seconds even if fewer mutants were tried.
@@ -17,7 +17,14 @@ restarted, three times in ten with a rival racing for the Lease, until N kills o
 each round converges, tests/soak/invariants.py's invariants (each rendered object, child Instances' too, added
 once, never deleted, one uid; Job pods within backoffLimit + 1; one deploy plan uid per Instance, none shared;
 plan order kept and no step going back in every recorded status; every Instance COMPLETE). Figures: kills,
-rounds, Instances converged, problems (0) and the first of them.
+rounds, Instances converged, problems (0) tallied as duplicates / objects lost / Jobs beyond retries / other,
+and the first of them.
+
+Load (`--load N`): N/3 Instances of soak-load installed and converged, then at once (the CLI in four threads, in
+a seeded order) N/3 more installed, the first N/3 updated and the second N/3 uninstalled, while the managers are
+SIGKILLed every `--load-kill-every` seconds (three times in ten with a rival), until all converged or
+`--load-budget` seconds; then the same invariants over the whole change feed. Figures: kills, commands (failed),
+seconds to converge, problems tallied as above.
 """
 
 from __future__ import annotations
