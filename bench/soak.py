@@ -22,9 +22,10 @@ and the first of them.
 
 Load (`--load N`): N/3 Instances of soak-load installed and converged, then at once (the CLI in four threads, in
 a seeded order) N/3 more installed, the first N/3 updated and the second N/3 uninstalled, while the managers are
-SIGKILLed every `--load-kill-every` seconds (three times in ten with a rival), until all converged or
-`--load-budget` seconds; then the same invariants over the whole change feed. Figures: kills, commands (failed),
-seconds to converge, problems tallied as above.
+SIGKILLed every `--load-kill-every` seconds (three times in ten with a rival), `--load-kills` times or until all
+converged; then the last managers alone until all converged or `--load-budget` seconds; then the same invariants
+over the whole change feed. Figures: kills, how many Instances had settled when the storm ended, seconds to
+converge (after the storm and in all), commands (failed), problems tallied as above.
 """
 
 from __future__ import annotations
@@ -254,14 +255,18 @@ def load(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             with ThreadPoolExecutor(4) as pool:
                 running = [pool.submit(kplan, *command) for command in commands]
 
-                def converged(now: dict[str, dict[str, Any]]) -> bool:
-                    return all(r.done() for r in running) \
-                        and all(plan_status(now.get(n), "deploy") == "COMPLETE" for n in installed) \
-                        and all(plan_status(now.get(n), "update") == "COMPLETE" for n in updated) \
-                        and not any(n in now for n in uninstalled)
+                def settled(now: dict[str, dict[str, Any]]) -> int:
+                    return sum(plan_status(now.get(n), "deploy") == "COMPLETE" for n in installed) \
+                        + sum(plan_status(now.get(n), "update") == "COMPLETE" for n in updated) \
+                        + sum(n not in now for n in uninstalled)
 
+                def converged(now: dict[str, dict[str, Any]]) -> bool:
+                    return all(r.done() for r in running) and settled(now) == 3 * each
+
+                # The storm: a SIGKILL every --load-kill-every seconds, up to --load-kills of them.
                 next_kill = time.monotonic() + args.load_kill_every
-                while not (done := converged(instances_now(cluster))) and time.monotonic() < deadline:
+                while not (done := converged(now := instances_now(cluster))) and killed < args.load_kills \
+                        and time.monotonic() < deadline:
                     if time.monotonic() >= next_kill:
                         for process in managers:
                             process.kill()
@@ -271,10 +276,18 @@ def load(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                         if rng.random() < 0.3:
                             managers.append(start_manager(kubeconfig, f"l{killed}-rival", work / "load-managers.log"))
                         next_kill = time.monotonic() + args.load_kill_every
-                    time.sleep(1)
+                    time.sleep(2)
+                figures.update({"kills": killed, "seconds_of_storm": round(time.monotonic() - started, 1),
+                                "settled_when_the_storm_ended": settled(now)})
+                # Then the last managers alone, until everything converged.
+                calm = time.monotonic()
+                while not done and time.monotonic() < deadline:
+                    time.sleep(2)
+                    done = converged(instances_now(cluster))
                 failed = [" ".join(c) for c, r in zip(commands, running, strict=True) if r.done() and r.result() != 0]
-            figures.update({"kills": killed, "commands": len(commands), "commands_failed": len(failed),
-                            "seconds_to_converge": round(time.monotonic() - started, 1), "converged": done})
+            figures.update({"commands": len(commands), "commands_failed": len(failed), "converged": done,
+                            "seconds_to_converge_after_the_storm": round(time.monotonic() - calm, 1),
+                            "seconds_to_converge": round(time.monotonic() - started, 1)})
         finally:
             for process in managers:
                 process.kill()
@@ -300,6 +313,7 @@ def main_() -> None:
     parser.add_argument("--kill-budget", type=float, default=1800.0, help="seconds")
     parser.add_argument("--load", type=int, default=0, help="Instances of the load soak (0: no load soak)")
     parser.add_argument("--load-kill-every", type=float, default=10.0, help="seconds between SIGKILLs")
+    parser.add_argument("--load-kills", type=int, default=30, help="SIGKILLs of the load storm")
     parser.add_argument("--load-budget", type=float, default=1800.0, help="seconds")
     args = parser.parse_args()
     limit = args.memory_mib * 1024 * 1024
