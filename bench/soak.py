@@ -214,7 +214,7 @@ def load(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """A third of `--load` Instances of soak-load installed, a third updated and a third uninstalled at once with
     the CLI (four threads) while the managers are SIGKILLed every `--load-kill-every` seconds; the invariants."""
     rng = random.Random(args.seed)
-    each = args.load // 3
+    each = -(-args.load // 3)  # at least --load Instances in all
     installed, updated, uninstalled = ([f"{group}{i}" for i in range(each)] for group in ("new", "upd", "del"))
     package = str(PACKAGES / "soak-load")
     deadline = time.monotonic() + args.load_budget
