@@ -52,7 +52,7 @@ bench: install
 # The long soak (tests/soak and tests/e2e/test_soak_*.py are its short form): 10,000 hostile packages, 200
 # SIGKILLs of the manager, 20 rounds of API faults and 20 partitions of the leader per backend; prints one JSON object.
 soak: install
-	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200 --kills 200 --kill-budget 3600 \
+	$(BIN)/python bench/soak.py --mutants 10000 --budget 7200 --kills 200 --kill-budget 3600 --load 1000 --load-budget 2700 \
 		--fault-rounds 20 --partitions 20 --fault-budget 3600
 
 # Regenerates engine/apiserver/protobuf/ from the pinned Kubernetes modules (needs Go; the result is committed).

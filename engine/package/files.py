@@ -52,22 +52,33 @@ def _read_local(path: str, source: str) -> dict[str, str]:
         return read_folder(local)
     if local.is_file():
         try:
-            data = local.read_bytes()
+            with local.open("rb") as archive:
+                data = archive.read(MAX_BYTES + 1)  # at most what a download reads: the size is never trusted
         except OSError as e:
             raise PermanentError(f"cannot read {source}: {e.strerror or e}") from None
+        if len(data) > MAX_BYTES:
+            raise PackageInvalid([_too_large(source)])
         return read_archive(data, source)
     raise PermanentError(f"no package at {source}: it is not a folder, a .tgz file or an http(s):// or file:// URL")
 
 
 def read_folder(folder: Path) -> dict[str, str]:
+    """The package files of `folder`; each read only as far as the package's size bound allows, so a huge file
+    is refused (by name) without being read into memory."""
     files: dict[str, bytes] = {}
+    total = 0
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
         if path.is_file() and not path.is_symlink() and is_package_file(relative):
             try:
-                files[relative] = path.read_bytes()
+                with path.open("rb") as file:
+                    data = file.read(MAX_BYTES - total + 1)
             except OSError as e:
                 raise PermanentError(f"cannot read {path}: {e.strerror or e}") from None
+            total += len(data)
+            if total > MAX_BYTES:
+                raise PackageInvalid([_too_large(str(folder), relative)])
+            files[relative] = data
     return _decode(files, str(folder))
 
 
@@ -144,5 +155,8 @@ def _decode(raw: dict[str, bytes], source: str) -> dict[str, str]:
     return files
 
 
-def _too_large(source: str) -> Problem:
+def _too_large(source: str, file: str = "") -> Problem:
+    if file:
+        return Problem(source, None, "", f"is larger than {MAX_BYTES // 1024} KiB, the most a package may hold "
+                                         f"(reading {file} passed it)")
     return Problem(source, None, "", f"is larger than {MAX_BYTES // 1024} KiB, the most a package may hold")

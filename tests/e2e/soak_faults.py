@@ -1,7 +1,7 @@
 """What the faults and partition soaks share (tests/e2e/test_soak_partition.py, test_soak_api_faults.py and
 bench/soak.py): `kplan manager` processes started on any kubeconfig (a tap's included), Instances installed
 with `kplan install`, a feed of the changes, the Lease's holder, and the sentences that judge a manager's
-stderr and its tapped writes (soak_checks judges the objects)."""
+stderr and its tapped writes (tests/soak/invariants.py judges the objects)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from soak_checks import PACKAGES, Change, job_reruns, problems
+from soak.invariants import PACKAGES, Change, problems
 
 from engine.apiserver.faults import FaultProfile
 from engine.cli.main import main
@@ -75,8 +75,8 @@ def overlaps(old: Iterable[Sent], new: Iterable[Sent]) -> list[str]:
 
 
 class Feed:
-    """Every change a cluster commits in one namespace (Events and Leases aside), in order, as soak_checks takes
-    them; `wait` re-checks a condition on each change (and every second: taps and processes notify nobody)."""
+    """Every change a cluster commits in one namespace (Events and Leases aside), in order, as tests/soak/invariants.py
+    takes them; `wait` re-checks a condition on each change (and every second: taps and processes notify nobody)."""
 
     def __init__(self, cluster: Any, namespace: str) -> None:
         self.namespace = namespace
@@ -188,7 +188,7 @@ def fault_round(cluster: Any, kubeconfig: Path, feed: Feed, work: Path, prefix: 
         outcome.problems.append("not all COMPLETE: " + ", ".join(
             f"{name} {deploy_status(cluster.request, namespace, name) or 'not started'}"
             for name in sorted(outcome.instances)))
-    outcome.problems += problems(outcome.instances, namespace, feed.changes) + job_reruns(feed.changes)
+    outcome.problems += problems(outcome.instances, namespace, feed.changes)
     return outcome
 
 

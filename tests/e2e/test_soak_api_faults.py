@@ -3,8 +3,9 @@
 Dev backend: its fault profile on every HTTP request (10 % answered 500/429/503, latency, each watch cut after
 five events, four watches expired with 410 Gone), the second three Instances installed by the CLI through the
 same faults. Real backend: kube-apiserver killed and restarted mid-plan, then etcd paused (SIGSTOP) for longer
-than the manager's request timeout and resumed. After convergence: the kills soak's invariants (soak_checks),
-no Job ran more Pods than its retries allow, and the manager neither printed a traceback nor exited."""
+than the manager's request timeout and resumed. After convergence: the kills soak's invariants
+(tests/soak/invariants.py, among them no Job running more Pods than its retries allow), and the manager neither
+printed a traceback nor exited."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""The kills soak, short form (issue 12): Instances of multi-step packages (a serial chain of ConfigMap + Job
-steps, a parallel phase of Jobs) while `kplan manager` is SIGKILLed at seeded random moments and restarted,
-sometimes as two managers racing for the Lease. After convergence: every Instance COMPLETE; every object that
-`kplan template` renders for it exists exactly once, never deleted and re-created; no Job ran twice (uids taken
-from the change feed, not from the end state); each deploy plan kept one uid; and no recorded status shows a step
-of a serial phase COMPLETE before its predecessors. It lives with the e2e tests to run on both backends through
-their fixtures."""
+"""The kills soak, short form (issue 12): Instances of multi-step packages (soak-mixed: serial and parallel
+phases, ConfigMaps, a Deployment, a StatefulSet, a Job with a duration and a retry, an Operator-task child
+Instance, a Pipe task; chain: four serial ConfigMap + Job steps) while `kplan manager` is SIGKILLed at seeded
+random moments and restarted, sometimes as two managers racing for the Lease. After convergence, the invariants
+of tests/soak/invariants.py, judged from the change feed (not from the end state). It lives with the e2e tests to
+run on both backends through their fixtures."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from soak_checks import problems
+from soak.invariants import problems
 
 if TYPE_CHECKING:
     from conftest import Changes, Kplan, ManagerProcess
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     Start = Callable[..., ManagerProcess]
 
 SHORT_LEASE = ("--lease-duration", "2", "--renew-deadline", "1.5", "--retry-period", "0.25")
-INSTANCES = {"c1": "chain", "c2": "chain", "p1": "parallel"}
+INSTANCES = {"c1": "chain", "m1": "soak-mixed", "m2": "soak-mixed"}
 KILLS = 6
 SEED = 12
 
@@ -30,6 +29,7 @@ def test_managers_killed_at_random_moments_leave_every_instance_complete_once(
 ) -> None:
     rng = random.Random(SEED)
     running = [manager_process("m0", *SHORT_LEASE)]
+    kplan.operator_version("soak-child")  # what soak-mixed's Operator task installs
     for name, package in INSTANCES.items():
         kplan.install(package, name)
 

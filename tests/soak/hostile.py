@@ -3,11 +3,13 @@
 
 A mutation is a function `(folder, rng) -> None` that breaks one thing in a copy of a valid package: YAML
 syntax, field types, unknown kinds, missing files, include cycles, undefined names, sandbox escapes, huge
-loops and outputs, non-UTF-8 bytes, NUL bytes, deep nesting, alias bombs, big files, documents without kind.
+loops and outputs, non-UTF-8 bytes, NUL bytes, deep nesting, alias bombs, big files (2 MB), huge files (50 MB:
+params.yaml, a template, a non-UTF-8 blob), documents without kind.
 Commands run in this process through `engine.cli.main.main` (as the CLI runs them) with a SIGALRM bound:
 an outcome is `clean` (exit 0, or exit 1 with an error that names a file, parameter or object), `traceback`
 (an exception left main, or main's catch-all "unexpected" message), `unnamed` (exit 1 naming none of those),
-`hang` (past the bound), `bad-exit` (any other exit code) or, for install,
+`hang` (past the bound), `memory` (the process's peak RSS grew by more than MEMORY_MIB during the command),
+`bad-exit` (any other exit code) or, for install,
 `leftover` (refused, yet objects were created).
 Used by tests/soak (short) and bench/soak.py (long).
 """
@@ -18,6 +20,7 @@ import contextlib
 import io
 import random
 import re
+import resource
 import shutil
 import signal
 import time
@@ -38,6 +41,8 @@ BASES = {
     "redis": ROOT / "operators" / "redis",
 }
 HANG_SECONDS = 60  # a command still running after this long is a hang
+MEMORY_MIB = 256  # a command that raises the process's peak RSS by more than this breaks the memory bound
+HUGE = 50 * 1024 * 1024
 # An error is clear when it names a file, the package, a parameter or the object the cluster refused.
 NAMED = re.compile(r"[\w.-]+\.(yaml|yml|md|txt|tgz)\b|\bpackage\b|\bparameter '|\boperatorversion \S+|\binstance '")
 
@@ -57,7 +62,7 @@ class Hang(BaseException):
 @dataclass
 class Outcome:
     command: str
-    kind: str  # clean | traceback | unnamed | hang | bad-exit
+    kind: str  # clean | traceback | unnamed | hang | memory | bad-exit | leftover
     code: int | None
     seconds: float
     message: str
@@ -223,6 +228,25 @@ def big_file(folder: Path, rng: random.Random, megabytes: int = 2) -> None:
                       encoding="utf-8")
 
 
+HUGE_FILES = ("params.yaml", "template", "blob")
+
+
+def huge_file(folder: Path, rng: random.Random) -> None:
+    write_huge(folder, rng.choice(HUGE_FILES), rng)
+
+
+def write_huge(folder: Path, what: str, rng: random.Random) -> None:
+    """50 MB more of params.yaml or of a template (YAML comments), or a 50 MB template of non-UTF-8 bytes."""
+    if what == "blob":
+        block = bytes(rng.randrange(128, 256) for _ in range(4096))
+        (folder / "templates" / "blob.yaml").write_bytes(block * (HUGE // len(block)))
+        return
+    target = folder / "params.yaml" if what == "params.yaml" else _pick(rng, _templates(folder))
+    line = f"# {rng.random()} padding padding padding padding\n".encode()
+    with target.open("ab") as out:
+        out.write(b"\n" + line * (HUGE // len(line)))
+
+
 def no_kind(folder: Path, rng: random.Random) -> None:
     _append_template(folder, rng, rng.choice(["\n---\napiVersion: v1\nmetadata: {name: x}\n", "\n---\n- 1\n",
                                               "\n---\njust text\n", "\n---\nkind: ConfigMap\n"]))
@@ -240,7 +264,8 @@ def byte_flip(folder: Path, rng: random.Random) -> None:
 MUTATIONS: dict[str, Mutation] = {
     f.__name__: f
     for f in (yaml_syntax, wrong_type, unknown_kind, missing_file, include_cycle, undefined_name, sandbox_escape,
-              huge_loop, huge_output, non_utf8, nul_bytes, deep_nesting, alias_bomb, big_file, no_kind, byte_flip)
+              huge_loop, huge_output, non_utf8, nul_bytes, deep_nesting, alias_bomb, big_file, huge_file, no_kind,
+              byte_flip)
 }
 
 
@@ -273,6 +298,7 @@ def run(command: str, argv: list[str], hang_seconds: int = HANG_SECONDS) -> Outc
     """Run `kplan argv` in this process and classify how it ended."""
     out, err = io.StringIO(), io.StringIO()
     started = time.monotonic()
+    peak = peak_rss_mib()
     code: int | None = None
     try:
         with _bounded(hang_seconds), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -283,7 +309,15 @@ def run(command: str, argv: list[str], hang_seconds: int = HANG_SECONDS) -> Outc
         return Outcome(command, "traceback", None, time.monotonic() - started, f"{type(exc).__name__}: {exc}")
     seconds = time.monotonic() - started
     text = err.getvalue() + out.getvalue()
-    return Outcome(command, _kind(code, text), code, seconds, err.getvalue() or out.getvalue())
+    grown = peak_rss_mib() - peak
+    if grown > MEMORY_MIB:
+        return Outcome(command, "memory", code, seconds, f"peak RSS grew by {grown:.0f} MiB: {' '.join(argv)}")
+    return Outcome(command, _kind(code, text), code, seconds, text)
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set size so far (Linux reports kilobytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _kind(code: int, text: str) -> str:

@@ -1,10 +1,14 @@
 """The hostile packages fuzzer, short form (issue 12): seeded hypothesis examples of mutated packages through
 `package verify` and `template`, and a sample through `install` against a dev cluster of the test's own.
-Every mutant ends with exit 0 or a clear error naming a file, never a traceback, never past the hang bound;
-a refused install leaves no Operator, OperatorVersion or Instance behind. bench/soak.py is the long form."""
+Every mutant ends with exit 0 or a clear error naming a file, never a traceback, never past the hang bound nor
+the memory bound (peak RSS); a refused install leaves no Operator, OperatorVersion or Instance behind. Besides the
+seeded sample, each 50 MB file (params.yaml, a template, a non-UTF-8 blob) through all three commands.
+bench/soak.py is the long form."""
 
 from __future__ import annotations
 
+import random
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +19,7 @@ from hypothesis import strategies as st
 from engine.cli.main import main
 from engine.devcluster.cluster import DevCluster
 
-from .hostile import BASES, MUTATIONS, Tally, mutant, try_install, try_mutant
+from .hostile import BASES, HUGE_FILES, MUTATIONS, Tally, mutant, try_install, try_mutant, write_huge
 
 EXAMPLES = settings(
     derandomize=True, database=None, deadline=None,
@@ -52,3 +56,17 @@ def test_a_refused_install_leaves_nothing_in_the_cluster(
     folder = mutant(base, mutation, seed, tmp_path / f"m{seed}")
     try_install(cluster, kubeconfig, folder, f"m{seed}", tally)
     assert tally.bad() == 0, tally.findings
+
+
+@pytest.mark.parametrize("what", HUGE_FILES)
+def test_a_50_mb_file_is_refused_clearly_within_the_bounds_and_installs_nothing(
+    fuzz_cluster: tuple[DevCluster, Path], tmp_path: Path, what: str
+) -> None:
+    cluster, kubeconfig = fuzz_cluster
+    folder = tmp_path / "huge"
+    shutil.copytree(BASES["redis"], folder)
+    write_huge(folder, what, random.Random(12))
+    tally = Tally()
+    outcomes = [*try_mutant(folder, f"huge {what}", tally), try_install(cluster, kubeconfig, folder, "huge", tally)]
+    assert tally.bad() == 0, tally.findings
+    assert [(o.code, "is larger than 1024 KiB" in o.message) for o in outcomes] == [(1, True)] * 3, outcomes

@@ -118,6 +118,28 @@ def test_an_archive_that_is_too_large_is_refused() -> None:
         files.read_archive(tgz(members), "big.tgz")
 
 
+def test_a_huge_file_in_a_folder_is_refused_by_name_without_being_read(tmp_path: Path) -> None:
+    # issue 12's fuzzer: the folder was read whole before its size was checked; an 8 GiB (sparse) params.yaml
+    # would be read into memory. Now reading stops at the bound.
+    folder = tmp_path / "pkg"
+    (folder / "templates").mkdir(parents=True)
+    for name, data in minimal_members().items():
+        (folder / name).write_bytes(data)
+    with (folder / "params.yaml").open("r+b") as huge:
+        huge.truncate(8 * 1024**3)
+    with pytest.raises(PackageInvalid, match=r"is larger than 1024 KiB.*\(reading params.yaml passed it\)"):
+        loader.load(str(folder))
+
+
+def test_a_huge_archive_file_is_refused_without_being_read(tmp_path: Path) -> None:
+    path = tmp_path / "huge.tgz"
+    path.write_bytes(tgz(minimal_members()))
+    with path.open("r+b") as huge:
+        huge.truncate(8 * 1024**3)
+    with pytest.raises(PackageInvalid, match="is larger than 1024 KiB"):
+        loader.load(str(path))
+
+
 def test_a_file_that_is_not_an_archive_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "operator.yaml"
     path.write_text("name: x\n")
