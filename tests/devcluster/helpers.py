@@ -32,10 +32,10 @@ RECHECK = 1.0
 
 def make_api_client(cluster: Cluster) -> client.ApiClient:
     """The official client on either backend, configured from the cluster's own kubeconfig."""
-    folder = tempfile.mkdtemp(prefix="kplan-client-")
     configuration = client.Configuration()
-    kube_config.load_kube_config(str(cluster.write_kubeconfig(Path(folder) / "config")),
-                                 client_configuration=configuration)
+    with tempfile.TemporaryDirectory(prefix="kplan-client-") as folder:  # the client keeps what it read
+        kube_config.load_kube_config(str(cluster.write_kubeconfig(Path(folder) / "config")),
+                                     client_configuration=configuration)
     return client.ApiClient(configuration)
 
 
