@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import KplanError
+from engine.errors import KplanError, TransientError
 from engine.kube.compact import compact
 from engine.kube.errors import Expired
 from engine.kube.objects import copied, name_of, namespace_of, resource_version_of
@@ -94,8 +94,12 @@ class Informer:
                 log.info("watch expired, listing again", extra={"kind": self.kind})
                 self._version = None
             except Exception as exc:  # whatever failed, the cache must live on
-                log.warning("informer failed, retrying: %s", exc, extra={"kind": self.kind, "delay": delay},
-                            exc_info=not isinstance(exc, KplanError))
+                # One transient failure (a real server answers 429 "storage is (re)initializing" while a new
+                # CRD's watch cache starts) is routine; a second in a row is worth a warning.
+                level = logging.INFO if isinstance(exc, TransientError) and delay == BACKOFF_START \
+                    else logging.WARNING
+                log.log(level, "informer failed, retrying: %s", exc, extra={"kind": self.kind, "delay": delay},
+                        exc_info=not isinstance(exc, KplanError))
                 self._kube.clock.wait(self._stopped, delay)
                 delay = min(delay * 2, BACKOFF_MAX)
 

@@ -4,6 +4,7 @@ are ApiUnavailable (naming the server); a server that answers 404 everywhere is 
 from __future__ import annotations
 
 import http.server
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from engine.apiserver.faults import FaultProfile
 from engine.devcluster.cluster import DevCluster
 from engine.errors import ApiUnavailable, TransientError
 from engine.kube import Kube, NotKubernetes, connect
+from engine.kube.informer import Informer
 
 from .helpers import configmap
 
@@ -121,3 +123,33 @@ def test_a_server_answering_404_everywhere_is_not_a_kubernetes_api_server(
 
     assert str(caught.value) == (f"the server at {web_server} is not a Kubernetes API server (GET /api does not "
                                  "answer with its API versions); check --kubeconfig and --context")
+
+
+def test_an_informer_logs_one_transient_watch_failure_quietly_and_a_second_in_a_row_as_a_warning(
+        own_cluster: DevCluster, own_kube: Kube) -> None:
+    """A real server answers a new CRD's first watch 429 "storage is (re)initializing": routine, not a warning."""
+    records: list[logging.LogRecord] = []
+    two = threading.Event()
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("informer failed"):
+                records.append(record)
+                if len(records) >= 2:
+                    two.set()
+
+    informer = Informer(own_kube, "v1", "ConfigMap", label_selector=None, notify=lambda _change, _obj: None)
+    logger = logging.getLogger("engine.kube.informer")
+    recorder, level = Recorder(), logger.level
+    logger.addHandler(recorder)
+    logger.setLevel(logging.INFO)
+    try:
+        own_cluster.faults = FaultProfile(error_rate={"watch": 1.0}, error_codes=(429,))
+        informer.start()  # its list succeeds; each watch after it is answered 429
+        assert two.wait(30), records
+    finally:
+        informer.stop()
+        logger.removeHandler(recorder)
+        logger.setLevel(level)
+
+    assert [r.levelno for r in records[:2]] == [logging.INFO, logging.WARNING]
