@@ -128,6 +128,28 @@ def start_manager(kubeconfig: Path, identity: str, log: Path) -> subprocess.Pope
     )
 
 
+def restart_managers(managers: list[subprocess.Popen[bytes]], kubeconfig: Path, identity: str, log: Path,
+                     rng: random.Random) -> list[subprocess.Popen[bytes]]:
+    """SIGKILL every manager and start one anew, three times in ten with a rival racing it for the Lease."""
+    for process in managers:
+        process.kill()
+        process.wait()
+    started = [start_manager(kubeconfig, identity, log)]
+    if rng.random() < 0.3:
+        started.append(start_manager(kubeconfig, f"{identity}-rival", log))
+    return started
+
+
+def fed_complete(feed: Feed, names: dict[str, str]) -> bool:
+    """Whether the feed, which the invariants judge and which lags behind a GET, has seen each Instance COMPLETE."""
+    last: dict[str, Any] = {}
+    for _, kind, name, obj in list(feed.changes):
+        if kind == "Instance" and name in names:
+            last[name] = obj
+    return all(((((last.get(name) or {}).get("status") or {}).get("plans") or {}).get("deploy") or {}).get("status")
+               == "COMPLETE" for name in names)
+
+
 def deploy_status(cluster: DevCluster, name: str) -> str:
     code, body = cluster.request("GET", f"/apis/kplan.dev/v1alpha1/namespaces/{SOAK_NAMESPACE}/instances/{name}")
     return str(((((body or {}).get("status") or {}).get("plans") or {}).get("deploy") or {}).get("status")) \
@@ -162,14 +184,9 @@ def kills(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 while killed < args.kills and not complete():
                     target = len(feed.changes) + rng.randint(1, 12)
                     feed.wait(lambda target=target: len(feed.changes) >= target, 30)
-                    for process in managers:
-                        process.kill()
-                        process.wait()
                     killed += 1
-                    managers = [start_manager(kubeconfig, f"m{killed}", work / "managers.log")]
-                    if rng.random() < 0.3:
-                        managers.append(start_manager(kubeconfig, f"m{killed}-rival", work / "managers.log"))
-                if not feed.wait(complete, 180):
+                    managers = restart_managers(managers, kubeconfig, f"m{killed}", work / "managers.log", rng)
+                if not feed.wait(complete, 180) or not feed.wait(lambda names=instances: fed_complete(feed, names), 30):
                     found.append(f"round {rounds}: not all COMPLETE within 180 s")
                     break
                 converged += len(instances)
@@ -256,13 +273,9 @@ def load(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 while not (done := converged(now := instances_now(cluster))) and killed < args.load_kills \
                         and time.monotonic() < deadline:
                     if time.monotonic() >= next_kill:
-                        for process in managers:
-                            process.kill()
-                            process.wait()
                         killed += 1
-                        managers = [start_manager(kubeconfig, f"l{killed}", work / "load-managers.log")]
-                        if rng.random() < 0.3:
-                            managers.append(start_manager(kubeconfig, f"l{killed}-rival", work / "load-managers.log"))
+                        managers = restart_managers(managers, kubeconfig, f"l{killed}", work / "load-managers.log",
+                                                    rng)
                         next_kill = time.monotonic() + args.load_kill_every
                     time.sleep(2)
                 figures.update({"kills": killed, "seconds_of_storm": round(time.monotonic() - started, 1),
