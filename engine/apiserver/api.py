@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import logging
 import ssl
-import time
+import threading
 
 from engine.apiserver import (
     aggregated,
@@ -63,6 +63,7 @@ class Api:
         self.schemas = Schemas.builtin()
         self.allocator = Allocator()
         self.faults = FaultInjector(faults)
+        self.closing = threading.Event()  # set while the server stops: injected latency ends at once
         self.openapi = OpenApi(self.registry, self.schemas.definitions(), self.schemas.definition_name)
         self.swagger = Swagger(self.registry, self.openapi)
         self.token = token
@@ -119,7 +120,7 @@ class Api:
     def _inject_faults(self, verb: str) -> None:
         delay = self.faults.latency()
         if delay > 0:
-            time.sleep(delay)
+            self.closing.wait(delay)  # the profile's latency, not a poll: nothing is awaited but time
         err = self.faults.error_for(verb)
         if err is not None:
             raise err

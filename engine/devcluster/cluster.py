@@ -93,6 +93,7 @@ class DevCluster:
     # lifecycle
 
     def start(self) -> DevCluster:
+        self.api.closing.clear()
         try:
             self._http = HttpServer(self.api, self.port)
         except OSError as e:
@@ -130,6 +131,7 @@ class DevCluster:
         self._stop_simulators = simulators.start(self, self.nodes, runtime=runtime, kubelet_tls=self._kubelet_tls)
 
     def stop(self) -> None:
+        self.api.closing.set()
         if self._stop_simulators is not None:
             self._stop_simulators()
             self._stop_simulators = None
