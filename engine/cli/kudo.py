@@ -6,14 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from engine.errors import PermanentError
-from engine.kudo.convert import Conversion, convert, is_kudo_package
+from engine.kudo.detect import is_kudo_package
 from engine.package import files as package_files
 from engine.package import loader
+
+if TYPE_CHECKING:
+    from engine.kudo.convert import Conversion
 
 __all__ = ["find_child", "is_kudo_package", "read_package_files", "register_convert", "set_repository"]
 
@@ -40,6 +43,8 @@ def read_package_files(source: str, quiet: bool = False) -> dict[str, str]:
 
 
 def convert_files(files: dict[str, str], source: str) -> Conversion:
+    from engine.kudo.convert import convert  # the converter only for KUDO packages
+
     return convert(files, children=_available_children(files, source))
 
 

@@ -91,8 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {refused}", file=sys.stderr)
         return 2
     try:
-        from engine.cli import kudo
-        kudo.set_repository(getattr(args, "kudo_repo", None) or os.environ.get("KPLAN_KUDO_REPO"))
+        set_kudo_repository(getattr(args, "kudo_repo", None) or os.environ.get("KPLAN_KUDO_REPO"))
         return int(args.func(args) or 0)
     except KplanError as e:
         return fail(str(e))
@@ -104,6 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("KPLAN_DEBUG"):
             raise
         return fail(f"unexpected {type(e).__name__}: {e} (set KPLAN_DEBUG=1 to see where)")
+
+
+def set_kudo_repository(folder: str | None) -> None:
+    """Tell the KUDO support where --kudo-repo points; it is imported for this only when a folder is given or
+    it is loaded already (`kplan version` and other commands that read no package do not pay for it)."""
+    if folder or "engine.cli.kudo" in sys.modules:
+        from engine.cli import kudo
+
+        kudo.set_repository(folder)
 
 
 def refused_output(args: argparse.Namespace) -> str | None:

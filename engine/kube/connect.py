@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kubernetes import config as kube_config
-from kubernetes.client import Configuration
 from urllib3.util.retry import Retry
 
 from engine.errors import PermanentError
 from engine.kube.client import Kube
 from engine.kube.clock import Clock
 from engine.kube.metrics import CountingApiClient
+from engine.kube.sdk import Configuration, kube_config
 
 __all__ = ["connect"]
 

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import urllib3
-from kubernetes.client.exceptions import ApiException
 
 from engine.errors import ApiUnavailable, FieldConflict, KplanError, PermanentError, TransientError
+from engine.kube.sdk import ApiException
 
 __all__ = [
     "AlreadyExists", "Conflict", "Expired", "NotFound", "NotKubernetes", "api_error", "conflict_message",

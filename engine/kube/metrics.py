@@ -7,9 +7,8 @@ from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from kubernetes.client import ApiClient, Configuration
-
 from engine import __version__
+from engine.kube.sdk import ApiClient, Configuration
 
 __all__ = ["DISCOVERY", "VERBS", "CountingApiClient", "verb_of"]
 

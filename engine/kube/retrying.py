@@ -14,9 +14,9 @@ import threading
 from dataclasses import dataclass, field
 
 import urllib3
-from kubernetes.client.exceptions import ApiException
 
 from engine.kube.clock import Clock
+from engine.kube.sdk import ApiException
 
 __all__ = ["Retrying"]
 

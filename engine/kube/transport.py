@@ -8,14 +8,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import urllib3
-from kubernetes.client import ApiClient
-from kubernetes.client.exceptions import ApiException
-from kubernetes.watch.watch import iter_resp_lines
 
 from engine.errors import ApiUnavailable, KplanError, TransientError
 from engine.kube.errors import api_error
 from engine.kube.fence import Fence, LeadershipLost
 from engine.kube.retrying import Retrying
+from engine.kube.sdk import ApiClient, ApiException, iter_resp_lines
 
 __all__ = ["CONNECT_TIMEOUT", "DISCOVERY_TIMEOUT", "JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
 

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from engine.errors import PackageInvalid, Problem
+from engine.kudo.detect import is_kudo_package
 from engine.kudo.lexer import TemplateSyntaxError
 from engine.kudo.parameters import convert_parameters
 from engine.kudo.translate import Translation, jinja_string, translate
@@ -67,17 +68,6 @@ class Conversion:
     @property
     def gaps(self) -> tuple[Note, ...]:
         return tuple(n for n in self.notes if n.gap)
-
-
-def is_kudo_package(files: Mapping[str, str]) -> bool:
-    """True when operator.yaml or params.yaml says kudo.dev, or operator.yaml has KUDO's own fields."""
-    for name in ("operator.yaml", "params.yaml"):
-        text = files.get(name, "")
-        if re.search(r"^apiVersion:\s*[\"']?kudo\.dev/", text, re.MULTILINE):
-            return True
-    operator = files.get("operator.yaml", "")
-    return not re.search(r"^apiVersion:", operator, re.MULTILINE) and bool(
-        re.search(r"^(kudoVersion|kubernetesVersion):|^\s+kind:\s*KudoOperator\b", operator, re.MULTILINE))
 
 
 def convert(files: Mapping[str, str], children: Mapping[str, str] | None = None) -> Conversion:

@@ -48,10 +48,20 @@ def test_an_unknown_command_is_a_usage_error_listing_every_command(capsys: pytes
     assert "'uninstall'" in capsys.readouterr().err
 
 
-def test_version_does_not_load_the_kubernetes_client() -> None:
-    code = "import sys; from engine.cli.main import main; main(['version']); print('kubernetes' in sys.modules)"
+def test_version_does_not_load_the_kubernetes_client_nor_any_package_support() -> None:
+    code = ("import sys; from engine.cli.main import main; main(['version']); "
+            "print(sorted(m for m in ('kubernetes', 'engine.cli.kudo', 'engine.package', 'jinja2', 'networkx') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == ["kplan 0.1.0", "False"]
+    assert out.splitlines() == ["kplan 0.1.0", "[]"]
+
+
+def test_the_kudo_repository_flag_still_reaches_the_kudo_support(tmp_path: Path) -> None:
+    code = ("import sys; from engine.cli.main import main; main(['--kudo-repo', sys.argv[1], 'version']); "
+            "from engine.cli import kudo; print(kudo._repositories)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines() == ["kplan 0.1.0", f"[PosixPath({str(tmp_path)!r})]"]
 
 
 def test_an_os_error_is_one_sentence_naming_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,31 @@
+"""engine.kube.sdk: the client's modules without the `kubernetes` package's __init__, which still runs, whole,
+the first time anything asks the package for what it lacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+EAGER = ("kubernetes.dynamic", "kubernetes.stream", "kubernetes.leaderelection", "kubernetes.informer")
+
+
+def python(code: str) -> list[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_the_client_loads_without_the_subpackages_it_does_not_use() -> None:
+    loaded = python(f"import sys; import engine.kube.sdk; print(*[m in sys.modules for m in {EAGER!r}])")
+    assert loaded == ["False"] * len(EAGER)
+
+
+def test_the_package_is_whole_once_asked_for_what_it_lacks() -> None:
+    code = ("import engine.kube.sdk as sdk, kubernetes; from kubernetes import dynamic, client, config; "
+            "print(kubernetes.__version__ == client.__version__, dynamic.DynamicClient.__name__, "
+            "sdk.ApiClient is client.ApiClient, sdk.kube_config is config, hasattr(kubernetes, 'nothing'))")
+    assert python(code) == ["True", "DynamicClient", "True", "True", "False"]
+
+
+def test_a_kubernetes_imported_before_is_left_as_it_is() -> None:
+    code = ("import kubernetes; before = dict(vars(kubernetes)); import engine.kube.sdk, sys; "
+            "print(sys.modules['kubernetes'] is kubernetes, 'dynamic' in before)")
+    assert python(code) == ["True", "True"]
