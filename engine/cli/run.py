@@ -49,12 +49,14 @@ def run(args: argparse.Namespace) -> int:
     kube = connect_from(args)
     fetched = load_package(args.package, plain_http=args.plain_http)
     name = args.instance or fetched.pkg.name
+    installed = crds_installed(kube)
+    existing = kube.get(*INSTANCE, name, kube.namespace) if installed else None
+    # The parameters an existing Instance has are the base a change starts from.
     prepared = prepare(args.package, args.parameter_file, args.parameter, name, kube.namespace,
-                       base=existing_parameters(kube, name), fetched=fetched)
-    if not crds_installed(kube):
+                       base=spec_parameters(existing) if existing is not None else {}, fetched=fetched)
+    if not installed:
         install_crds(kube)
         print("kplan CRDs installed")
-    existing = kube.get(*INSTANCE, name, kube.namespace)
     if existing is None:
         target = create(kube, prepared, name, args.plan)
     else:
@@ -70,14 +72,6 @@ def run(args: argparse.Namespace) -> int:
     plan = target.plan or str(((found.get("status") or {}).get("activePlan") or {}).get("name") or "")
     print_tree(found, prepared.pkg, plan or None, sys.stdout)
     return ended_with(found, state, plan or None)
-
-
-def existing_parameters(kube: Kube, name: str) -> Json:
-    """The parameters an Instance has already (the base a change of an existing Instance starts from)."""
-    if not crds_installed(kube):
-        return {}
-    found = kube.get(*INSTANCE, name, kube.namespace)
-    return spec_parameters(found) if found is not None else {}
 
 
 def create(kube: Kube, prepared: Prepared, name: str, plan: str | None) -> Target:

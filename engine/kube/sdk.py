@@ -3,7 +3,7 @@
 `import kubernetes.client` first runs `kubernetes/__init__.py`, which imports every subpackage: config (with
 oauthlib and requests), dynamic (kubernetes_validate and jsonschema), stream (websocket), utils, leaderelection
 and informer — a third of a short command's CPU. kplan needs only the client's ApiClient, Configuration, rest
-and exceptions, the kubeconfig loader and the watch's line reader. When `kubernetes` is not imported yet, it is
+and exceptions, and the kubeconfig loader. When `kubernetes` is not imported yet, it is
 registered here as the package it is (its own spec, path and loader) with its __init__ deferred: the first
 attribute it lacks (`kubernetes.__version__`, `kubernetes.dynamic`) runs that __init__, so code that imports
 `kubernetes` afterwards sees the whole package as always. The modules imported are the client's own files,
@@ -17,7 +17,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["ApiClient", "ApiException", "Configuration", "iter_resp_lines", "kube_config"]
+__all__ = ["ApiClient", "ApiException", "Configuration", "kube_config"]
 
 _PACKAGE = "kubernetes"
 _lock = threading.Lock()
@@ -51,4 +51,3 @@ import kubernetes.config as kube_config  # noqa: E402
 from kubernetes.client.api_client import ApiClient  # noqa: E402
 from kubernetes.client.configuration import Configuration  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
-from kubernetes.watch.watch import iter_resp_lines  # noqa: E402

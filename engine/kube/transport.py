@@ -13,7 +13,7 @@ from engine.errors import ApiUnavailable, KplanError, TransientError
 from engine.kube.errors import api_error
 from engine.kube.fence import Fence, LeadershipLost
 from engine.kube.retrying import Retrying
-from engine.kube.sdk import ApiClient, ApiException, iter_resp_lines
+from engine.kube.sdk import ApiClient, ApiException
 
 __all__ = ["CONNECT_TIMEOUT", "DISCOVERY_TIMEOUT", "JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
 
@@ -35,6 +35,17 @@ def given_up(error: KplanError, retries: int) -> KplanError:
     return ApiUnavailable(f"{error} (gave up after {retries + 1} attempts)")
 
 
+def response_lines(response: Any) -> Iterator[str]:
+    """The lines of a streaming urllib3 response as they arrive (what the client's watch reads, without
+    importing its watch module); invalid UTF-8 becomes U+FFFD, a last line without its newline is dropped."""
+    pending = b""
+    for chunk in response.stream(amt=None, decode_content=False):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8", errors="replace")
+
+
 class Stream:
     """An open streaming response (a watch): decoded JSON lines until the server ends it or it is cut."""
 
@@ -44,7 +55,7 @@ class Stream:
     def lines(self) -> Iterator[dict[str, Any]]:
         """Each JSON line; stops quietly when the connection ends, is cut or times out."""
         try:
-            for line in iter_resp_lines(self._response):  # type: ignore[no-untyped-call]
+            for line in response_lines(self._response):
                 if line.strip():
                     yield json.loads(line)
         except (urllib3.exceptions.HTTPError, OSError, ValueError):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-EAGER = ("kubernetes.dynamic", "kubernetes.stream", "kubernetes.leaderelection", "kubernetes.informer")
+EAGER = ("kubernetes.dynamic", "kubernetes.stream", "kubernetes.leaderelection", "kubernetes.informer",
+         "kubernetes.watch")
 
 
 def python(code: str) -> list[str]:
@@ -29,3 +30,21 @@ def test_a_kubernetes_imported_before_is_left_as_it_is() -> None:
     code = ("import kubernetes; before = dict(vars(kubernetes)); import engine.kube.sdk, sys; "
             "print(sys.modules['kubernetes'] is kubernetes, 'dynamic' in before)")
     assert python(code) == ["True", "True"]
+
+
+class Chunks:
+    """What a streaming urllib3 response yields from stream(): the bytes as they arrived, cut anywhere."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = chunks
+
+    def stream(self, amt: int | None = None, decode_content: bool = False) -> list[bytes]:
+        return list(self.chunks)
+
+
+def test_watch_lines_are_joined_across_chunks_and_split_within_one() -> None:
+    from engine.kube.transport import response_lines
+
+    answer = Chunks(b'{"type": "ADDED"', b'}\n{"type": "MODIFIED"}\n\n{"ty', b'pe": "DE\xff"}\n{"cut": ')
+    assert list(response_lines(answer)) == ['{"type": "ADDED"}', '{"type": "MODIFIED"}', "",
+                                            '{"type": "DE\ufffd"}']
