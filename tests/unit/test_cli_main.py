@@ -94,3 +94,25 @@ def test_an_unexpected_exception_is_one_sentence_unless_debugging(monkeypatch: p
 def test_an_output_format_on_a_command_that_prints_none_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-o", "mermaid", "uninstall", "--instance", "x"]) == 2
     assert capsys.readouterr().err == "error: uninstall does not take -o mermaid (it has no other output format)\n"
+
+
+def entry(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`code`, then the console script's entry with `args` as its command line, in a new interpreter."""
+    script = f"import sys\n{code}\nsys.argv = ['kplan', *sys.argv[1:]]\nfrom engine.cli.main import entry\nentry()\n"
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False)
+
+
+def test_the_console_script_ends_with_the_commands_code_after_what_shutdown_would_do() -> None:
+    code = ("import atexit, threading\n"
+            "atexit.register(lambda: print('atexit ran', flush=True))\n"
+            "threading.Thread(target=lambda: print('thread finished', sum(range(3_000_000)) > 0)).start()")
+    done = entry(code, "version")
+    assert done.returncode == 0
+    assert sorted(done.stdout.splitlines()) == ["atexit ran", "kplan 0.1.0", "thread finished True"]
+    assert done.stdout.splitlines()[-1] == "atexit ran"  # after the thread was joined
+
+
+def test_the_console_script_keeps_argparse_exit_codes() -> None:
+    assert entry("", "--help").returncode == 0
+    refused = entry("", "no-such-command")
+    assert refused.returncode == 2 and "invalid choice: 'no-such-command'" in refused.stderr
