@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from engine import render
-from engine.cli.cluster import INSTANCE
+from engine.cli.cluster import INSTANCE, OPERATOR_VERSION
 from engine.cli.following import Target, outcome
-from engine.errors import PermanentError, Timeout, TransientError
+from engine.errors import KplanError, PermanentError, Timeout, TransientError
 from engine.kube import Caches, Kube, NotFound
 from engine.runner import CLI, DRIVER_ANNOTATION, RunEvent, Runner
 from engine.runner.acting import INSTANCE_NAMESPACE
@@ -25,6 +25,11 @@ __all__ = ["Driver"]
 log = logging.getLogger(__name__)
 
 GROUP = "kplan.dev/"
+Kind = tuple[str, str]  # (apiVersion, kind)
+# What every pass reads besides the plan's objects: the Instance's OperatorVersion and the Secret of its generated
+# values; the pods of a Job, for why it does not run.
+READ_EVERY_PASS: frozenset[Kind] = frozenset({OPERATOR_VERSION, ("v1", "Secret")})
+JOB, POD = ("batch/v1", "Job"), ("v1", "Pod")
 RETRY_START, RETRY_MAX = 0.5, 10.0  # seconds between passes while the API server fails
 Json = dict[str, Any]
 
@@ -32,8 +37,12 @@ Json = dict[str, Any]
 class Driver:
     """Runs the plans of one Instance (and its children) until a target run ends."""
 
-    def __init__(self, kube: Kube, namespace: str, name: str, emit: Callable[[RunEvent], None]) -> None:
+    def __init__(self, kube: Kube, namespace: str, name: str, emit: Callable[[RunEvent], None],
+                 kinds: Collection[Kind] = ()) -> None:
+        """`kinds`: (apiVersion, kind) of the objects the plans apply, cached at once with those every pass reads
+        (see `warm`)."""
         self._kube, self.namespace, self.name = kube, namespace, name
+        self._kinds = frozenset(kinds)
         self._caches = Caches(kube)
         self._runner = Runner(kube, self._caches, emit=emit, driver=CLI)
         self._driven = frozenset({key(namespace, name)})  # replaced, never changed: handlers read it from other threads
@@ -62,7 +71,7 @@ class Driver:
         deadline = clock.monotonic() + timeout
         retry = RETRY_START
         try:
-            self._caches.ensure(*INSTANCE)
+            self.warm()
             while True:
                 self._wake.clear()
                 try:
@@ -80,6 +89,27 @@ class Driver:
                 clock.wait(self._wake, min(delay, remaining) if delay is not None else remaining)
         finally:
             self._caches.stop()
+
+    def warm(self) -> None:
+        """Start the caches of the kinds a pass reads all at once: otherwise the first pass starts them one by one
+        as it comes to them, each a list and a watch on the critical path (8 round trips in a row for a plan of
+        six kinds). The Instances' cache must start (its errors are the caller's); for any other kind a failure
+        is left to the pass, which meets the same answer where it reads the kind (one not served yet, say)."""
+        kinds = (self._kinds | READ_EVERY_PASS | ({POD} if JOB in self._kinds else set())) - {INSTANCE}
+
+        def ensure(kind: Kind) -> None:
+            try:
+                self._caches.ensure(*kind)
+            except KplanError as err:
+                log.debug("cache of %s not started ahead: %s", kind[1], err)
+
+        threads = [threading.Thread(target=ensure, args=(kind,), name=f"warm-{kind[1]}", daemon=True)
+                   for kind in sorted(kinds)]
+        for thread in threads:
+            thread.start()
+        self._caches.ensure(*INSTANCE)
+        for thread in threads:
+            thread.join()
 
     def _pass(self) -> float | None:
         """One reconcile of every driven Instance; the earliest timer any of them asked for."""

@@ -22,6 +22,9 @@ __all__ = ["Prepared", "check_name", "check_renders", "declared_only", "given_va
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
+Kind = tuple[str, str]  # (apiVersion, kind)
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A package ready to install: the values given (for spec.parameters), all values resolved, dependencies."""
@@ -33,6 +36,7 @@ class Prepared:
     dependencies: tuple[Dependency, ...]
     origin: Origin | None = None
     notes: tuple[str, ...] = ()  # how the package was chosen (repositories), for the user
+    kinds: frozenset[Kind] = frozenset()  # (apiVersion, kind) of the objects its plans apply or wait for
 
     @property
     def origins(self) -> dict[str, Origin]:
@@ -51,15 +55,21 @@ def given_values(pkg: Package, parameter_file: str | None, assignments: Sequence
     return given
 
 
-def check_renders(pkg: Package, instance: str, namespace: str, values: Mapping[str, Any]) -> None:
-    """Render every plan as the engine will (pipes not produced yet); a RenderError names the plan."""
+def check_renders(pkg: Package, instance: str, namespace: str, values: Mapping[str, Any]) -> frozenset[Kind]:
+    """Render every plan as the engine will (pipes not produced yet); a RenderError names the plan. The kinds
+    (apiVersion, kind) of the objects the plans apply or wait for."""
     owner = Owner(instance, namespace, "", pkg.name)
     scene = Scene(owner, values, pipes.pipe_values(pkg, owner, {}))
+    kinds: set[Kind] = set()
     for name in sorted(pkg.plans):
         try:
-            render_plan(pkg, pkg.plans[name], scene)
+            rendered = render_plan(pkg, pkg.plans[name], scene)
         except RenderError as err:
             raise RenderError(err.file, err.line, f"{err.reason} (plan {name})") from None
+        for task in rendered.values():
+            kinds.update((str(o.get("apiVersion")), str(o.get("kind"))) for o in task.objects)
+            kinds.update((ref.api_version, ref.kind) for ref, _condition in task.waits)
+    return frozenset(kinds)
 
 
 def prepare(source: str, parameter_file: str | None, assignments: Sequence[str], instance: str | None,
@@ -77,10 +87,10 @@ def prepare(source: str, parameter_file: str | None, assignments: Sequence[str],
         given = given_values(pkg, parameter_file, assignments)
         values = params.resolve(pkg, {**declared_only(pkg, base or {}), **given})
         stand_ins = with_stand_ins(pkg, values)
-        check_renders(pkg, name, namespace, stand_ins)
+        kinds = check_renders(pkg, name, namespace, stand_ins)
         deps = dependencies(pkg, source, stand_ins, name, namespace, plain_http=plain_http)
     origin = Origin(fetched.source, fetched.digest)
-    return Prepared(source, pkg, given, values, tuple(deps), origin, fetched.notes)
+    return Prepared(source, pkg, given, values, tuple(deps), origin, fetched.notes, kinds)
 
 
 def with_stand_ins(pkg: Package, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         target = create(kube, prepared, name, args.plan)
     else:
         target = change(kube, existing, prepared, args.plan)
-    driver = Driver(kube, kube.namespace, name, lambda event: show(event, name))
+    driver = Driver(kube, kube.namespace, name, lambda event: show(event, name), prepared.kinds)
     try:
         found, state = driver.drive(target, args.timeout)
     except Timeout as timeout:

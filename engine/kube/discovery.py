@@ -82,15 +82,19 @@ class Discovery:
     def __init__(self, fetch: Fetch) -> None:
         self._fetch = fetch
         self._served: dict[str, dict[str, Resource]] = {}
+        self._fetching: dict[str, threading.Lock] = {}  # api_version -> held while its list is asked for
         self._lock = threading.Lock()
 
     def resource(self, api_version: str, kind: str) -> Resource:
         """The served resource of `kind` in `api_version`; PermanentError when the server does not serve it."""
-        cached = self._lookup(api_version)
-        found = cached.get(kind) if cached is not None else None
+        found = self._cached(api_version, kind)
         if found is None:
-            # Not cached, or cached before a CRD for it was installed: ask the server once more.
-            found = self._refresh(api_version).get(kind)
+            # Not cached, or cached before a CRD for it was installed: ask the server once more. Lookups of one
+            # group-version that miss together (caches started at once) wait for one answer.
+            with self._lock:
+                fetching = self._fetching.setdefault(api_version, threading.Lock())
+            with fetching:
+                found = self._cached(api_version, kind) or self._refresh(api_version).get(kind)
         if found is None:
             raise PermanentError(f"the server does not serve kind {kind} in {api_version}")
         return found
@@ -100,9 +104,9 @@ class Discovery:
         with self._lock:
             self._served.clear()
 
-    def _lookup(self, api_version: str) -> dict[str, Resource] | None:
+    def _cached(self, api_version: str, kind: str) -> Resource | None:
         with self._lock:
-            return self._served.get(api_version)
+            return (self._served.get(api_version) or {}).get(kind)
 
     def _refresh(self, api_version: str) -> dict[str, Resource]:
         served = resources_in(api_version, self._fetch(group_version_path(api_version)))

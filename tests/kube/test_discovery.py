@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from engine.errors import PermanentError
@@ -50,3 +53,20 @@ def test_a_kind_missed_before_its_crd_was_installed_is_found_after(kube: Kube, n
     install_crd(kube, crd(group, "Gadget"))
 
     assert kube.resource(f"{group}/v1", "Gadget") == Resource(f"{group}/v1", "Gadget", "gadgets", True, True)
+
+
+def test_lookups_that_miss_together_wait_for_one_answer(kube: Kube) -> None:
+    """Caches started at once (kplan run starts every kind its plan applies) ask for a group-version once."""
+    asked = kube.requests["discovery"]
+    kinds = ["ConfigMap", "Secret", "Service", "Pod", "ServiceAccount", "PersistentVolumeClaim"]
+    start = threading.Barrier(len(kinds))
+
+    def look_up(kind: str) -> Resource:
+        start.wait()
+        return kube.resource("v1", kind)
+
+    with ThreadPoolExecutor(len(kinds)) as pool:
+        found = list(pool.map(look_up, kinds))
+
+    assert [r.kind for r in found] == kinds
+    assert kube.requests["discovery"] - asked == 1

@@ -27,6 +27,12 @@ def test_a_package_is_loaded_its_values_resolved_and_only_given_ones_kept() -> N
     assert prepared.dependencies == ()
 
 
+def test_the_kinds_every_plan_applies_are_known_before_the_cluster_is_asked() -> None:
+    prepared = prepare(APP, None, ["password=long-enough"], None, "ns")
+
+    assert prepared.kinds == {("v1", "ConfigMap"), ("v1", "Secret"), ("apps/v1", "Deployment"), ("batch/v1", "Job")}
+
+
 def test_values_from_a_file_are_overridden_by_assignments(tmp_path: Path) -> None:
     values = tmp_path / "values.yaml"
     values.write_text("password: from-the-file\nreplicas: 3\n")
