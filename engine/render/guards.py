@@ -10,7 +10,9 @@ from typing import Any
 
 from engine.render.limits import Budget, LimitExceeded, measure
 
-__all__ = ["check_binop", "check_filter", "check_format", "check_method", "check_printf", "materialize"]
+__all__ = [
+    "check_binop", "check_filter", "check_format", "check_method", "check_printf", "filter_is_checked", "materialize",
+]
 
 
 def check_binop(budget: Budget, operator: str, left: Any, right: Any) -> None:
@@ -120,6 +122,12 @@ def _replaced_size(text: str | bytes, old: Any, new: Any) -> int:
 
 
 FilterCheck = Callable[[Budget, Any, tuple[Any, ...], Mapping[str, Any]], tuple[Any, ...] | None]
+
+
+def filter_is_checked(name: str) -> bool:
+    """Whether `check_filter` checks anything for the filter `name` (the others need only its charge and the
+    check of its result)."""
+    return name in _MEASURED or name in _FILTER_CHECKS
 
 
 def check_filter(budget: Budget, name: str, value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
