@@ -185,6 +185,9 @@ def _render_objects(
 def _render_text(env: KplanEnvironment, file: str, variables: Mapping[str, Any]) -> str:
     env.budget.restart()
     try:
+        cycle = env.include_cycle(file)
+        if cycle is not None:
+            raise RenderError(cycle.names[0], cycle.line, cycle.reason)
         template = env.get_template(file)
         chunks, size, limit = [], 0, env.budget.limits.max_output
         for chunk in template.generate(variables):

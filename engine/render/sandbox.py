@@ -19,6 +19,7 @@ from engine.render import gofuncs, kudoshape
 from engine.render.cache import CompiledTemplates
 from engine.render.filters import FILTERS
 from engine.render.guards import check_binop, check_filter, check_format, check_method, filter_is_checked
+from engine.render.includes import Cycle, include_cycle
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
 from engine.render.values import Values, wrap
 
@@ -96,6 +97,8 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
     ) -> None:
         self.budget = Budget(limits, clock)
         sources = dict(templates or {})
+        self.sources: Mapping[str, str] = sources
+        self._cycles: dict[str, Cycle | None] = {}
         super().__init__(
             undefined=KplanUndefined,
             autoescape=False,
@@ -110,6 +113,12 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
         self.globals.update(_SHARED_GLOBALS)
+
+    def include_cycle(self, name: str) -> Cycle | None:
+        """A cycle of includes (imports, extends) that rendering the template `name` would run into."""
+        if name not in self._cycles:
+            self._cycles[name] = include_cycle(self.sources, name)
+        return self._cycles[name]
 
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         self.budget.charge()
