@@ -153,7 +153,7 @@ def _value_alike(value: Any) -> bool:
     if kind is dict:
         return _mapping_alike(value.items())
     if kind is list:
-        return all(_value_alike(item) for item in value)
+        return all(map(_value_alike, value))
     return value is None or kind is int or kind is float or kind is bool
 
 

@@ -11,7 +11,8 @@ from typing import Any
 from engine.render.limits import Budget, LimitExceeded, measure
 
 __all__ = [
-    "check_binop", "check_filter", "check_format", "check_method", "check_printf", "filter_is_checked", "materialize",
+    "check_binop", "check_filter", "check_format", "check_method", "check_printf", "filter_is_checked",
+    "filter_measures_only", "materialize",
 ]
 
 
@@ -128,6 +129,11 @@ def filter_is_checked(name: str) -> bool:
     """Whether `check_filter` checks anything for the filter `name` (the others need only its charge and the
     check of its result)."""
     return name in _MEASURED or name in _FILTER_CHECKS
+
+
+def filter_measures_only(name: str) -> bool:
+    """Whether all `check_filter` does for the filter `name` is to measure its value."""
+    return name in _MEASURED and name not in _ITERATING and name not in _FILTER_CHECKS
 
 
 def check_filter(budget: Budget, name: str, value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:

@@ -78,6 +78,14 @@ class Budget:
         if self._operations >= self._next_look:
             self._look()
 
+    def charge_text(self, size: int, operations: int = 1, what: str = "a string") -> None:
+        """`charge(operations)` and `check_text(size, what)` in one call (the hot path of every output)."""
+        self._operations += operations
+        if self._operations >= self._next_look:
+            self._look()
+        if size > self.limits.max_output:
+            self.check_text(size, what)
+
     def _look(self) -> None:
         if self._operations > self.limits.max_operations:
             raise LimitExceeded(

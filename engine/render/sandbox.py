@@ -18,7 +18,14 @@ from jinja2.utils import _PassArg, missing, pass_context
 from engine.render import gofuncs, kudoshape
 from engine.render.cache import CompiledTemplates
 from engine.render.filters import FILTERS
-from engine.render.guards import check_binop, check_filter, check_format, check_method, filter_is_checked
+from engine.render.guards import (
+    check_binop,
+    check_filter,
+    check_format,
+    check_method,
+    filter_is_checked,
+    filter_measures_only,
+)
 from engine.render.includes import Cycle, include_cycle
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
 from engine.render.values import Values, wrap
@@ -30,6 +37,9 @@ __all__ = ["KplanEnvironment", "KplanUndefined", "borrowed_environment", "enviro
 _DROPPED_FILTERS = frozenset({"random"})
 _DROPPED_GLOBALS = frozenset({"lipsum"})
 _SIZED = frozenset({list, tuple, range, str, dict})
+_LOOP_FIELDS = frozenset(
+    {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0", "previtem", "nextitem"}
+)
 
 
 class KplanUndefined(StrictUndefined):
@@ -135,6 +145,8 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Values) and attribute in obj:
             return obj[attribute]
+        if type(obj) is LoopContext and attribute in _LOOP_FIELDS:
+            return getattr(obj, attribute)  # plain data, which the sandbox's checks would let through
         return super().getattr(obj, attribute)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
@@ -170,10 +182,10 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
 
     def finalize_output(self, value: Any) -> Any:
         """Every `{{ }}` value passes here before it becomes text."""
-        self.budget.charge()
         if isinstance(value, str):
-            self.budget.check_text(len(value))
+            self.budget.charge_text(len(value))
         else:
+            self.budget.charge()
             measure(value, self.budget)
         return value
 
@@ -239,17 +251,21 @@ def _capped_range(budget: Budget) -> Callable[..., range]:
 
 
 def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    """`func` behind the render's budget: charged, its arguments checked, its result's size checked."""
+    """`func` behind the render's budget: charged, its arguments checked, its result's size checked (the common
+    cases, a string measured and a string returned, without a call)."""
     pass_arg = _PassArg.from_obj(func)
-    checked = filter_is_checked(name)
+    checked, measured_only = filter_is_checked(name), filter_measures_only(name)
 
     @pass_context
     def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
         env = context.environment
         budget: Budget = env.budget  # type: ignore[attr-defined]
-        budget.charge()
-        if checked:
-            value = check_filter(budget, name, value, args, kwargs)
+        if measured_only and type(value) is str:
+            budget.charge_text(len(value) + 2, 2, "a value")  # the filter, and measuring its value
+        else:
+            budget.charge()
+            if checked:
+                value = check_filter(budget, name, value, args, kwargs)
         if pass_arg is None:
             result = func(value, *args, **kwargs)
         elif pass_arg is _PassArg.context:
@@ -258,7 +274,9 @@ def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
             result = func(context.eval_ctx, value, *args, **kwargs)
         else:
             result = func(env, value, *args, **kwargs)
-        return budget.check_result(result)
+        if type(result) is not str or len(result) > budget.limits.max_output:
+            budget.check_result(result)
+        return result
 
     return guarded
 

@@ -54,6 +54,8 @@ def wrap(label: str, value: Any) -> Any:
 
 def plain(value: Any) -> Any:
     """The same value made of dicts and lists only (for serializing)."""
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, Values):
         value = value._data  # what it wraps: the same values, not wrapped yet
     if isinstance(value, Mapping):
@@ -61,6 +63,9 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _child_label(label: str, key: Any) -> str:
