@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -118,43 +117,41 @@ def parse(text: str) -> list[dict[str, Any]] | None:
             return None
         if document is None:
             continue
-        if not isinstance(document, dict) or not _read_alike(document.items()):
+        if not isinstance(document, dict) or not _read_alike(document):
             return None
         documents.append(document)
     return documents
 
 
-def _read_alike(items: Iterable[tuple[Any, Any]]) -> bool:
+def _read_alike(document: dict[Any, Any]) -> bool:
     """No string among the keys and values of a mapping (and all it holds) that PyYAML would read otherwise,
     and no key PyYAML might refuse (yaml-rs accepts an empty key, and makes a tuple of a sequence used as one)."""
-    try:
-        return _mapping_alike(items)
-    except RecursionError:  # nested too deep to walk here: PyYAML reads it, within its bounds
-        return False
-
-
-def _mapping_alike(items: Iterable[tuple[Any, Any]]) -> bool:
-    for key, value in items:
-        kind = type(key)
-        if kind is str:
-            if key not in _PLAIN_ALIKE and not _string_alike(key):
+    alike, pending = _PLAIN_ALIKE, [document]
+    while pending:
+        node = pending.pop()
+        if type(node) is dict:
+            if not alike.issuperset(node) and not all(map(_key_alike, node)):
                 return False
-        elif kind is not int and kind is not float and kind is not bool:  # a null key may have been left empty
-            return False
-        if not _value_alike(value):
-            return False
+            values = node.values()
+        else:
+            values = node
+        for value in values:
+            kind = type(value)
+            if kind is str:
+                if value not in alike and not _string_alike(value):
+                    return False
+            elif kind is dict or kind is list:
+                pending.append(value)
+            elif value is not None and kind is not int and kind is not float and kind is not bool:
+                return False
     return True
 
 
-def _value_alike(value: Any) -> bool:
-    kind = type(value)
+def _key_alike(key: Any) -> bool:
+    kind = type(key)
     if kind is str:
-        return value in _PLAIN_ALIKE or _string_alike(value)
-    if kind is dict:
-        return _mapping_alike(value.items())
-    if kind is list:
-        return all(map(_value_alike, value))
-    return value is None or kind is int or kind is float or kind is bool
+        return key in _PLAIN_ALIKE or _string_alike(key)
+    return kind is int or kind is float or kind is bool  # a null key may have been left empty
 
 
 # Strings seen to read alike, so a string that comes back render after render (keys, names, labels) is checked

@@ -175,6 +175,9 @@ def _check_wordwrap(budget: Budget, value: Any, args: tuple[Any, ...], kwargs: M
 
 
 def _check_replace(budget: Budget, value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    if len(args) >= 2 and type(value) is str and type(args[0]) is str and type(args[1]) is str:  # the common case
+        budget.check_text(_replaced_size(value, args[0], args[1]))
+        return
     old, new = _arg(args, kwargs, 0, "old", ""), _arg(args, kwargs, 1, "new", "")
     budget.check_text(_replaced_size(str(value), str(old), str(new)))
 

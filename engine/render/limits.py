@@ -125,27 +125,39 @@ class Budget:
 
 def measure(value: Any, budget: Budget) -> int:
     """Estimate the characters `value` takes as text (str, repr, JSON or YAML), charging one
-    operation per node; raise LimitExceeded past `max_output` characters.
+    operation per node (in batches of up to `_NODES_PER_CHARGE`); raise LimitExceeded past
+    `max_output` characters.
 
     Shared references count every time they are reached (that is what serializing does), so
     a value built as a tower of shared lists exhausts the budget instead of the memory.
     """
     limit = budget.limits.max_output
     if type(value) is str:  # the common case, as the loop below would measure it
-        budget.charge()
-        total = len(value) + 2
-        if total > limit:
-            budget.check_text(total, "a value")
-        return total
-    total = 0
+        budget.charge_text(len(value) + 2, 1, "a value")
+        return len(value) + 2
+    total, uncharged = 0, 0
     stack = [value]
     while stack:
         item = stack.pop()
-        budget.charge()
-        total += _own_size(item, stack)
+        uncharged += 1
+        kind = type(item)
+        if kind is str:
+            total += len(item) + 2
+        elif kind is int:
+            total += item.bit_length() // 3 + 2
+        else:
+            total += _own_size(item, stack)
         if total > limit:
+            budget.charge(uncharged)
             budget.check_text(total, "a value")
+        if uncharged == _NODES_PER_CHARGE:
+            budget.charge(uncharged)
+            uncharged = 0
+    budget.charge(uncharged)
     return total
+
+
+_NODES_PER_CHARGE = 64
 
 
 def _own_size(item: Any, stack: list[Any]) -> int:
