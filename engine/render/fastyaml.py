@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -129,12 +130,11 @@ def _read_alike(document: dict[Any, Any]) -> bool:
     alike, pending = _PLAIN_ALIKE, [document]
     while pending:
         node = pending.pop()
+        values: Iterable[Any] = node
         if type(node) is dict:
             if not alike.issuperset(node) and not all(map(_key_alike, node)):
                 return False
             values = node.values()
-        else:
-            values = node
         for value in values:
             kind = type(value)
             if kind is str:
