@@ -43,7 +43,7 @@ def render_problems(pkg: Package, skip: Collection[str] = ()) -> list[Problem]:
     for name, plan in sorted(pkg.plans.items()):
         for use in uses(pkg, plan, render.RenderContext(pkg.name, NAMESPACE, values, plan=name, pipes=pipes)):
             problem = None if TEMPLATES_DIR + use.file in skip else failure(pkg, use)
-            if problem is not None:
+            if problem is not None and problem.file not in skip:  # met through an include: reported already
                 found.setdefault(problem, use)
     return sorted(replace(p, message=f"{p.message} (plan {u.ctx.plan}, step {u.ctx.step})") for p, u in found.items())
 

@@ -45,12 +45,13 @@ RULES: tuple[Rule, ...] = (
     params.triggers,
     params.generated,
     templates.template_syntax,
+    templates.include_cycles,
     templates.unused_templates,
     templates.template_parameters,
 )
 
 # When a document cannot be read, cross-references cannot be judged: only these rules run.
-RULES_FOR_BROKEN: tuple[Rule, ...] = (shape.shape, templates.template_syntax)
+RULES_FOR_BROKEN: tuple[Rule, ...] = (shape.shape, templates.template_syntax, templates.include_cycles)
 
 
 def verify(files: Mapping[str, str], source: str, *, render: bool = False) -> tuple[Package | None, list[Problem]]:

@@ -3,6 +3,7 @@
 from engine.render.cache import CompiledTemplates
 from engine.render.checks import check_template, referenced_params
 from engine.render.context import RenderContext
+from engine.render.includes import Cycle, include_cycles
 from engine.render.limits import DEFAULT_LIMITS, Limits
 from engine.render.memo import RenderedTemplates
 from engine.render.rendering import render_plan, render_plan_tasks, render_string, render_task, render_template
@@ -26,11 +27,13 @@ __all__ = [
     "LABEL_MANAGED_BY",
     "LABEL_OPERATOR",
     "CompiledTemplates",
+    "Cycle",
     "Limits",
     "RenderContext",
     "RenderedTemplates",
     "check_template",
     "environment",
+    "include_cycles",
     "is_namespaced",
     "referenced_params",
     "render_plan",

@@ -47,12 +47,33 @@ class Lru(Generic[V]):
 class CompiledTemplates(BytecodeCache):
     """A bounded, thread-safe, in-memory cache of compiled templates, keyed by name and source.
 
-    Renders build a fresh environment each time (it holds the render's budget); pass one of
-    these to the render functions to skip recompiling the same templates on every render.
+    Pass one of these to the render functions to skip recompiling the same templates on every
+    render. It also keeps idle environments (an environment holds one render's budget, so it
+    serves one caller at a time): a render takes one that serves the same templates under the
+    same limits, with the templates it loaded, and gives it back when done.
     """
 
-    def __init__(self, capacity: int = 1024) -> None:
+    IDLE_PER_KEY = 4  # idle environments kept for one set of templates and limits
+
+    def __init__(self, capacity: int = 1024, environments: int = 64) -> None:
         self._entries: Lru[bytes] = Lru(capacity)
+        self._idle: Lru[list[Environment]] = Lru(environments)
+        self._idle_lock = threading.Lock()
+
+    def take_environment(self, key: Hashable) -> Environment | None:
+        """An idle environment kept under `key`, now the caller's alone; None when there is none."""
+        with self._idle_lock:
+            idle = self._idle.get(key)
+            return idle.pop() if idle else None
+
+    def keep_environment(self, key: Hashable, environment: Environment) -> None:
+        """Give back an environment taken or built for `key` (dropped when enough are idle)."""
+        with self._idle_lock:
+            idle = self._idle.get(key)
+            if idle is None:
+                self._idle.put(key, [environment])
+            elif len(idle) < self.IDLE_PER_KEY:
+                idle.append(environment)
 
     def get_bucket(self, environment: Environment, name: str, filename: str | None, source: str) -> Bucket:
         checksum = self.get_source_checksum(source)
@@ -70,6 +91,8 @@ class CompiledTemplates(BytecodeCache):
 
     def clear(self) -> None:
         self._entries.clear()
+        with self._idle_lock:
+            self._idle.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -32,7 +32,7 @@ import yaml_rs
 
 __all__ = ["parse"]
 
-_MARKER = re.compile(r"^---(?=[ \t\r]|$)(.*)$", re.MULTILINE)
+_DOCUMENT_END = re.compile(r"\n\.\.\.")  # begins with a literal, which `re` finds fast (as `in` does not)
 _FEATURES = re.compile(r"(?:^|[\s\[{,:?-])[!&*]|^[ \t-]*\?(?:[ \t]|$)", re.MULTILINE)  # tags, anchors, aliases, ? keys
 _LEADING_ZERO = re.compile(r"0[0-9_o]")  # 0777, 0o17: each begins with a literal, which `re` finds fast
 _EXPONENTS = (re.compile(r"e[+-]?[0-9]"), re.compile(r"E[+-]?[0-9]"))  # 1e3, 1.0E-3
@@ -40,13 +40,15 @@ _NUMBER_CHARS = frozenset("0123456789_.")
 
 
 def _left_to_pyyaml(text: str) -> bool:
-    """Whether `text` uses a YAML feature, or spells a number, that the fast path leaves to PyYAML."""
-    if "<<" in text or "\ufeff" in text or text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
-        return True  # a merge key, a byte order mark, a directive, a document end marker
+    """Whether `text` uses a YAML feature, or spells a number, that the fast path leaves to PyYAML (document
+    markers with content on their line are found by `_documents`). The cheapest tests go first: looking for one
+    character is far faster than for two."""
+    if ("<" in text and "<<" in text) or "\ufeff" in text or text.startswith(("%", "...")):
+        return True  # a merge key, a byte order mark, a directive or end marker on the first line
+    if ("%" in text and "\n%" in text) or ("." in text and _DOCUMENT_END.search(text)):
+        return True  # a directive, a document end marker
     if any(c in text for c in "!&*?") and _FEATURES.search(text):
         return True
-    if any(m.group(1).strip() and not m.group(1).lstrip().startswith("#") for m in _MARKER.finditer(text)):
-        return True  # a document marker with content on its line
     if any(_starts_token(text, m.start()) for m in _LEADING_ZERO.finditer(text)):
         return True
     return any(_ends_number(text, m.start()) for pattern in _EXPONENTS for m in pattern.finditer(text))
@@ -77,45 +79,98 @@ def _plain_resolvers() -> re.Pattern[str]:
 _NOT_A_PLAIN_STRING = _plain_resolvers()
 
 
+def _documents(text: str) -> list[str] | None:
+    """The texts between the lines that begin with a `---` marker (the marker lines left out); None when a
+    marker line holds content other than a comment."""
+    texts, begin = [], 0
+    at = 0 if text.startswith("---") else _next_marker(text, 0)
+    while at != -1:
+        after = at + 3
+        if after == len(text) or text[after] in " \t\r\n":
+            end = text.find("\n", after)
+            end = len(text) if end == -1 else end
+            rest = text[after:end].strip()
+            if rest and not rest.startswith("#"):
+                return None
+            texts.append(text[begin:at])
+            begin = end
+        at = _next_marker(text, after)
+    texts.append(text[begin:])
+    return texts
+
+
+def _next_marker(text: str, start: int) -> int:
+    """Where the next line from `start` on begins with `---`; -1 when none does."""
+    found = text.find("\n---", start)
+    return -1 if found == -1 else found + 1
+
+
 def parse(text: str) -> list[dict[str, Any]] | None:
     """The non-empty documents of `text`, each a mapping; None when PyYAML must parse it (see the module)."""
-    if _left_to_pyyaml(text):
+    chunks = None if _left_to_pyyaml(text) else _documents(text)
+    if chunks is None:
         return None
     documents = []
-    for chunk in _MARKER.split(text)[::2]:
+    for chunk in chunks:
         try:
             document = yaml_rs.loads(chunk, parse_datetime=False)
         except Exception:  # any error: PyYAML words it, with its line
             return None
         if document is None:
             continue
-        if not isinstance(document, dict) or not _read_alike(document.items()):
+        if not isinstance(document, dict) or not _read_alike(document):
             return None
         documents.append(document)
     return documents
 
 
-def _read_alike(items: Iterable[tuple[Any, Any]]) -> bool:
+def _read_alike(document: dict[Any, Any]) -> bool:
     """No string among the keys and values of a mapping (and all it holds) that PyYAML would read otherwise,
     and no key PyYAML might refuse (yaml-rs accepts an empty key, and makes a tuple of a sequence used as one)."""
-    stack: list[Any] = []
-    pairs = list(items)
-    while pairs or stack:
-        if pairs:
-            key, value = pairs.pop()
-            if not isinstance(key, str | int | float):  # includes bool; a null key may have been left empty
+    alike, pending = _PLAIN_ALIKE, [document]
+    while pending:
+        node = pending.pop()
+        values: Iterable[Any] = node
+        if type(node) is dict:
+            if not alike.issuperset(node) and not all(map(_key_alike, node)):
                 return False
-            stack += (key, value)
-            continue
-        item = stack.pop()
-        if isinstance(item, str):
-            if item and _NOT_A_PLAIN_STRING.match(item) and _plain_string_to_yaml_rs(item):
+            values = node.values()
+        for value in values:
+            kind = type(value)
+            if kind is str:
+                if value not in alike and not _string_alike(value):
+                    return False
+            elif kind is dict or kind is list:
+                pending.append(value)
+            elif value is not None and kind is not int and kind is not float and kind is not bool:
                 return False
-        elif isinstance(item, dict):
-            pairs.extend(item.items())
-        elif isinstance(item, list):
-            stack.extend(item)
     return True
+
+
+def _key_alike(key: Any) -> bool:
+    kind = type(key)
+    if kind is str:
+        return key in _PLAIN_ALIKE or _string_alike(key)
+    return kind is int or kind is float or kind is bool  # a null key may have been left empty
+
+
+# Strings seen to read alike, so a string that comes back render after render (keys, names, labels) is checked
+# once; bounded, and only short ones (a long string fails the resolvers' patterns within its first characters).
+_PLAIN_ALIKE: set[str] = {""}
+_PLAIN_ALIKE_SIZE = 16384
+_PLAIN_ALIKE_LONGEST = 128
+
+
+def _string_alike(text: str) -> bool:
+    """Whether `text`, a string yaml-rs read, is read alike: PyYAML would read it as a string written plain,
+    or yaml-rs would not (then it was quoted)."""
+    alike = not (_NOT_A_PLAIN_STRING.match(text) and _plain_string_to_yaml_rs(text))
+    if alike and len(text) <= _PLAIN_ALIKE_LONGEST:
+        if len(_PLAIN_ALIKE) >= _PLAIN_ALIKE_SIZE:
+            _PLAIN_ALIKE.clear()
+            _PLAIN_ALIKE.add("")
+        _PLAIN_ALIKE.add(text)
+    return alike
 
 
 @functools.lru_cache(maxsize=4096)

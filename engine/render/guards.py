@@ -10,7 +10,10 @@ from typing import Any
 
 from engine.render.limits import Budget, LimitExceeded, measure
 
-__all__ = ["check_binop", "check_filter", "check_format", "check_method", "check_printf", "materialize"]
+__all__ = [
+    "check_binop", "check_filter", "check_format", "check_method", "check_printf", "filter_is_checked",
+    "filter_measures_only", "materialize",
+]
 
 
 def check_binop(budget: Budget, operator: str, left: Any, right: Any) -> None:
@@ -122,6 +125,17 @@ def _replaced_size(text: str | bytes, old: Any, new: Any) -> int:
 FilterCheck = Callable[[Budget, Any, tuple[Any, ...], Mapping[str, Any]], tuple[Any, ...] | None]
 
 
+def filter_is_checked(name: str) -> bool:
+    """Whether `check_filter` checks anything for the filter `name` (the others need only its charge and the
+    check of its result)."""
+    return name in _MEASURED or name in _FILTER_CHECKS
+
+
+def filter_measures_only(name: str) -> bool:
+    """Whether all `check_filter` does for the filter `name` is to measure its value."""
+    return name in _MEASURED and name not in _ITERATING and name not in _FILTER_CHECKS
+
+
 def check_filter(budget: Budget, name: str, value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
     """Refuse a filter call whose result would be over a limit; returns the (materialized) value."""
     if name in _MEASURED:
@@ -161,6 +175,9 @@ def _check_wordwrap(budget: Budget, value: Any, args: tuple[Any, ...], kwargs: M
 
 
 def _check_replace(budget: Budget, value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    if len(args) >= 2 and type(value) is str and type(args[0]) is str and type(args[1]) is str:  # the common case
+        budget.check_text(_replaced_size(value, args[0], args[1]))
+        return
     old, new = _arg(args, kwargs, 0, "old", ""), _arg(args, kwargs, 1, "new", "")
     budget.check_text(_replaced_size(str(value), str(old), str(new)))
 

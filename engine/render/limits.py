@@ -10,9 +10,9 @@ from outside without threads or signals, so the budget is enforced from *inside*
   each filter, each intercepted operator, each `{{ }}` output and each node of a value
   walked by `measure()`. Nested loops charge once per inner iteration, so their cost
   multiplies into the count and is stopped as soon as the total passes
-  `max_operations`; the same check compares an injected clock with a deadline of
-  `max_seconds` after the render started, as a backstop for work whose cost per
-  operation is high;
+  `max_operations`; every `LOOK_EVERY` operations (and at the first) the budget also
+  compares an injected clock with a deadline of `max_seconds` after the render started,
+  as a backstop for work whose cost per operation is high;
 * between two charges only native (C) code runs, and the hooks bound what it may do before
   it does it: `range()` is capped at `max_range` items; string and list repetition,
   concatenation and `**` check the size of their result (strings and serialized values up
@@ -58,19 +58,35 @@ class LimitExceeded(Exception):
 class Budget:
     """Counts the operations of one render and watches its deadline."""
 
+    LOOK_EVERY = 16  # operations between two looks at the clock (reading it costs more than counting)
+
     def __init__(self, limits: Limits, clock: Clock = time.monotonic) -> None:
         self.limits = limits
         self._clock = clock
         self._operations = 0
+        self._next_look = 0  # the count at which `charge` next compares the count and the clock with the limits
         self._deadline: float | None = None
 
     def restart(self) -> None:
         """Start a new render: reset the count and set the deadline from now."""
         self._operations = 0
+        self._next_look = 0
         self._deadline = self._clock() + self.limits.max_seconds
 
     def charge(self, operations: int = 1) -> None:
         self._operations += operations
+        if self._operations >= self._next_look:
+            self._look()
+
+    def charge_text(self, size: int, operations: int = 1, what: str = "a string") -> None:
+        """`charge(operations)` and `check_text(size, what)` in one call (the hot path of every output)."""
+        self._operations += operations
+        if self._operations >= self._next_look:
+            self._look()
+        if size > self.limits.max_output:
+            self.check_text(size, what)
+
+    def _look(self) -> None:
         if self._operations > self.limits.max_operations:
             raise LimitExceeded(
                 f"more than {self.limits.max_operations} operations"
@@ -81,6 +97,7 @@ class Budget:
             self._deadline = now + self.limits.max_seconds
         elif now > self._deadline:
             raise LimitExceeded(f"rendering took longer than {self.limits.max_seconds:g}s")
+        self._next_look = min(self._operations + self.LOOK_EVERY, self.limits.max_operations + 1)
 
     def check_text(self, size: int, what: str = "a string") -> None:
         if size > self.limits.max_output:
@@ -96,7 +113,10 @@ class Budget:
 
     def check_result(self, value: Any) -> Any:
         """Check the size of a value just built by native code; return it."""
-        if isinstance(value, str | bytes):
+        if type(value) is str:  # the common case first
+            if len(value) > self.limits.max_output:
+                self.check_text(len(value))
+        elif isinstance(value, str | bytes):
             self.check_text(len(value))
         elif isinstance(value, list | tuple | dict | set | frozenset):
             self.check_items(len(value))
@@ -105,21 +125,39 @@ class Budget:
 
 def measure(value: Any, budget: Budget) -> int:
     """Estimate the characters `value` takes as text (str, repr, JSON or YAML), charging one
-    operation per node; raise LimitExceeded past `max_output` characters.
+    operation per node (in batches of up to `_NODES_PER_CHARGE`); raise LimitExceeded past
+    `max_output` characters.
 
     Shared references count every time they are reached (that is what serializing does), so
     a value built as a tower of shared lists exhausts the budget instead of the memory.
     """
     limit = budget.limits.max_output
-    total = 0
+    if type(value) is str:  # the common case, as the loop below would measure it
+        budget.charge_text(len(value) + 2, 1, "a value")
+        return len(value) + 2
+    total, uncharged = 0, 0
     stack = [value]
     while stack:
         item = stack.pop()
-        budget.charge()
-        total += _own_size(item, stack)
+        uncharged += 1
+        kind = type(item)
+        if kind is str:
+            total += len(item) + 2
+        elif kind is int:
+            total += item.bit_length() // 3 + 2
+        else:
+            total += _own_size(item, stack)
         if total > limit:
+            budget.charge(uncharged)
             budget.check_text(total, "a value")
+        if uncharged == _NODES_PER_CHARGE:
+            budget.charge(uncharged)
+            uncharged = 0
+    budget.charge(uncharged)
     return total
+
+
+_NODES_PER_CHARGE = 64
 
 
 def _own_size(item: Any, stack: list[Any]) -> int:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import replace
+from types import TracebackType
 from typing import Any
 
 from engine.errors import PlanNotFound, RenderError
@@ -16,7 +18,7 @@ from engine.render.documents import parse_objects
 from engine.render.failures import as_render_error
 from engine.render.limits import DEFAULT_LIMITS, Clock, Limits
 from engine.render.memo import RenderedTemplates, memo_key, scene_key
-from engine.render.sandbox import KplanEnvironment, environment
+from engine.render.sandbox import KplanEnvironment, borrowed_environment
 from engine.render.stamping import stamp
 
 __all__ = ["render_plan", "render_plan_tasks", "render_string", "render_task", "render_template"]
@@ -34,8 +36,8 @@ def render_template(
 ) -> list[dict[str, Any]]:
     """The stamped objects of `templates/<file>`, in document order (empty documents dropped); with `memo`,
     a render of the same template with the same values is looked up instead."""
-    session = _Session(pkg, ctx, limits, clock, cache, memo)
-    return session.objects(file, ctx, template_variables(ctx, pkg))
+    with _Session(pkg, ctx, limits, clock, cache, memo) as session:
+        return session.objects(file, ctx, template_variables(ctx, pkg))
 
 
 def render_task(
@@ -46,9 +48,9 @@ def render_task(
     cache: CompiledTemplates | None = None,
 ) -> list[dict[str, Any]]:
     """The objects of every template of the task, in order (`resources`, or a Pipe task's `pod`)."""
-    env = environment(limits, clock, pkg.templates, cache)
     ctx = replace(ctx, task=task.name)
-    return _render_task(env, pkg, task, ctx, template_variables(ctx, pkg))
+    with borrowed_environment(limits, clock, pkg.templates, cache) as env:
+        return _render_task(env, pkg, task, ctx, template_variables(ctx, pkg))
 
 
 def render_plan(
@@ -78,15 +80,15 @@ def render_plan_tasks(
     """`render_plan` split by task: step name -> the objects of each of its tasks, in the step's task order
     (an empty list for a task that renders no resources). With `memo`, templates rendered before with the
     same values are looked up instead of rendered, so a plan whose values did not change renders nothing."""
-    session = _Session(pkg, ctx, limits, clock, cache, memo)
     variables = template_variables(ctx, pkg)
     rendered: dict[str, list[list[dict[str, Any]]]] = {}
-    for phase in _plan(pkg, plan).phases:
-        for step in phase.steps:
-            tasks = rendered.setdefault(step.name, [])
-            for task in (_task(pkg, step.name, name) for name in step.tasks):
-                task_ctx = replace(ctx, plan=plan, phase=phase.name, step=step.name, task=task.name)
-                tasks.append(session.task_objects(task, task_ctx, with_location(variables, task_ctx)))
+    with _Session(pkg, ctx, limits, clock, cache, memo) as session:
+        for phase in _plan(pkg, plan).phases:
+            for step in phase.steps:
+                tasks = rendered.setdefault(step.name, [])
+                for task in (_task(pkg, step.name, name) for name in step.tasks):
+                    task_ctx = replace(ctx, plan=plan, phase=phase.name, step=step.name, task=task.name)
+                    tasks.append(session.task_objects(task, task_ctx, with_location(variables, task_ctx)))
     try:
         annotate_config_hashes(obj for tasks in rendered.values() for objects in tasks for obj in objects)
     except Exception as exc:
@@ -106,23 +108,32 @@ def render_string(
 ) -> str:
     """`source` rendered as text (for Operator-task fields); with `pkg`, OperatorName and
     friends are defined too, and `source` may include the package's templates."""
-    env = environment(limits, clock, {**(pkg.templates if pkg else {}), name: source}, cache)
-    return _render_text(env, name, template_variables(ctx, pkg))
+    with borrowed_environment(limits, clock, {**(pkg.templates if pkg else {}), name: source}, cache) as env:
+        return _render_text(env, name, template_variables(ctx, pkg))
 
 
 class _Session:
-    """One call's renders: the environment is built on the first template the memo does not hold."""
+    """One call's renders (a context manager): the environment is borrowed on the first template the memo
+    does not hold, and given back at the end."""
 
     def __init__(self, pkg: Package, ctx: RenderContext, limits: Limits, clock: Clock,
                  cache: CompiledTemplates | None, memo: RenderedTemplates | None) -> None:
         self.pkg, self.limits, self.clock, self.cache, self.memo = pkg, limits, clock, cache, memo
         self.scene = scene_key(pkg, ctx, limits) if memo is not None else None
         self._env: KplanEnvironment | None = None
+        self._borrowed = ExitStack()
+
+    def __enter__(self) -> _Session:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._borrowed.close()
 
     @property
     def env(self) -> KplanEnvironment:
         if self._env is None:
-            self._env = environment(self.limits, self.clock, self.pkg.templates, self.cache)
+            borrowed = borrowed_environment(self.limits, self.clock, self.pkg.templates, self.cache)
+            self._env = self._borrowed.enter_context(borrowed)
         return self._env
 
     def task_objects(self, task: Task, ctx: RenderContext, variables: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -174,11 +185,15 @@ def _render_objects(
 def _render_text(env: KplanEnvironment, file: str, variables: Mapping[str, Any]) -> str:
     env.budget.restart()
     try:
+        cycle = env.include_cycle(file)
+        if cycle is not None:
+            raise RenderError(cycle.names[0], cycle.line, cycle.reason)
         template = env.get_template(file)
-        chunks, size = [], 0
+        chunks, size, limit = [], 0, env.budget.limits.max_output
         for chunk in template.generate(variables):
             size += len(chunk)
-            env.budget.check_text(size, "the template output")
+            if size > limit:
+                env.budget.check_text(size, "the template output")
             chunks.append(chunk)
         return "".join(chunks)
     except Exception as exc:

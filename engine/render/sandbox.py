@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.filters import FILTERS as DEFAULT_FILTERS
 from jinja2.loaders import FunctionLoader
 from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -16,16 +18,28 @@ from jinja2.utils import _PassArg, missing, pass_context
 from engine.render import gofuncs, kudoshape
 from engine.render.cache import CompiledTemplates
 from engine.render.filters import FILTERS
-from engine.render.guards import check_binop, check_filter, check_format, check_method
+from engine.render.guards import (
+    check_binop,
+    check_filter,
+    check_format,
+    check_method,
+    filter_is_checked,
+    filter_measures_only,
+)
+from engine.render.includes import Cycle, include_cycle
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
 from engine.render.values import Values, wrap
 
-__all__ = ["KplanEnvironment", "KplanUndefined", "environment"]
+__all__ = ["KplanEnvironment", "KplanUndefined", "borrowed_environment", "environment"]
 
 # Jinja2 built-ins left out: `random` makes output non-deterministic, `lipsum` is a text
 # generator of no use in manifests and an easy way to burn the budget.
 _DROPPED_FILTERS = frozenset({"random"})
 _DROPPED_GLOBALS = frozenset({"lipsum"})
+_SIZED = frozenset({list, tuple, range, str, dict})
+_LOOP_FIELDS = frozenset(
+    {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0", "previtem", "nextitem"}
+)
 
 
 class KplanUndefined(StrictUndefined):
@@ -93,6 +107,8 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
     ) -> None:
         self.budget = Budget(limits, clock)
         sources = dict(templates or {})
+        self.sources: Mapping[str, str] = sources
+        self._cycles: dict[str, Cycle | None] = {}
         super().__init__(
             undefined=KplanUndefined,
             autoescape=False,
@@ -102,14 +118,17 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             auto_reload=False,
             bytecode_cache=cache,
         )
-        filters = {name: f for name, f in {**self.filters, **FILTERS}.items() if name not in _DROPPED_FILTERS}
-        self.filters = {name: _guarded_filter(self, name, f) for name, f in filters.items()}
+        self.filters = dict(_GUARDED_FILTERS)
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
-        # Go's and sprig's functions, and KUDO's object shaping, for packages converted from KUDO
-        self.globals["go"] = wrap("go", gofuncs.FUNCTIONS)
-        self.globals["kudo"] = wrap("kudo", kudoshape.FUNCTIONS)
+        self.globals.update(_SHARED_GLOBALS)
+
+    def include_cycle(self, name: str) -> Cycle | None:
+        """A cycle of includes (imports, extends) that rendering the template `name` would run into."""
+        if name not in self._cycles:
+            self._cycles[name] = include_cycle(self.sources, name)
+        return self._cycles[name]
 
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         self.budget.charge()
@@ -126,6 +145,8 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Values) and attribute in obj:
             return obj[attribute]
+        if type(obj) is LoopContext and attribute in _LOOP_FIELDS:
+            return getattr(obj, attribute)  # plain data, which the sandbox's checks would let through
         return super().getattr(obj, attribute)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
@@ -140,8 +161,15 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
 
         return checked
 
-    def iterate(self, iterable: Iterable[Any]) -> Iterator[Any]:
-        """The items of a loop, charging one operation each."""
+    def iterate(self, iterable: Iterable[Any]) -> Iterable[Any]:
+        """The items of a loop, charging one operation each: all at once for a list, tuple, range, string or
+        dict (their length is known), else one by one as they come."""
+        if type(iterable) in _SIZED:
+            self.budget.charge(len(iterable))  # type: ignore[arg-type]
+            return iterable
+        return self._charged(iterable)
+
+    def _charged(self, iterable: Iterable[Any]) -> Iterator[Any]:
         for item in iterable:
             self.budget.charge()
             yield item
@@ -154,10 +182,10 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
 
     def finalize_output(self, value: Any) -> Any:
         """Every `{{ }}` value passes here before it becomes text."""
-        self.budget.charge()
         if isinstance(value, str):
-            self.budget.check_text(len(value))
+            self.budget.charge_text(len(value))
         else:
+            self.budget.charge()
             measure(value, self.budget)
         return value
 
@@ -181,6 +209,28 @@ def environment(
     return KplanEnvironment(limits, clock, templates, cache)
 
 
+@contextmanager
+def borrowed_environment(
+    limits: Limits = DEFAULT_LIMITS,
+    clock: Clock = time.monotonic,
+    templates: Mapping[str, str] | None = None,
+    cache: CompiledTemplates | None = None,
+) -> Iterator[KplanEnvironment]:
+    """An environment serving `templates` for this caller alone: with `cache`, one of its idle environments
+    that serves the same templates under the same limits and clock (with the templates it loaded before),
+    given back afterwards; without, a fresh one. Each render restarts its budget."""
+    if cache is None:
+        yield environment(limits, clock, templates)
+        return
+    key = (limits, clock, tuple((templates or {}).items()))
+    found = cache.take_environment(key)
+    env = found if isinstance(found, KplanEnvironment) else environment(limits, clock, templates, cache)
+    try:
+        yield env
+    finally:
+        cache.keep_environment(key, env)
+
+
 def _source(sources: Mapping[str, str], name: str) -> tuple[str, str, Callable[[], bool]] | None:
     source = sources.get(name)
     return None if source is None else (source, name, lambda: True)
@@ -200,22 +250,44 @@ def _capped_range(budget: Budget) -> Callable[..., range]:
     return capped_range
 
 
-def _guarded_filter(env: KplanEnvironment, name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    """`func` behind the budget: charged, its arguments checked, its result's size checked."""
+def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """`func` behind the render's budget: charged, its arguments checked, its result's size checked (the common
+    cases, a string measured and a string returned, without a call)."""
     pass_arg = _PassArg.from_obj(func)
+    checked, measured_only = filter_is_checked(name), filter_measures_only(name)
 
     @pass_context
     def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
-        env.budget.charge()
-        value = check_filter(env.budget, name, value, args, kwargs)
-        if pass_arg is _PassArg.context:
+        env = context.environment
+        budget: Budget = env.budget  # type: ignore[attr-defined]
+        if measured_only and type(value) is str:
+            budget.charge_text(len(value) + 2, 2, "a value")  # the filter, and measuring its value
+        else:
+            budget.charge()
+            if checked:
+                value = check_filter(budget, name, value, args, kwargs)
+        if pass_arg is None:
+            result = func(value, *args, **kwargs)
+        elif pass_arg is _PassArg.context:
             result = func(context, value, *args, **kwargs)
         elif pass_arg is _PassArg.eval_context:
             result = func(context.eval_ctx, value, *args, **kwargs)
-        elif pass_arg is _PassArg.environment:
-            result = func(env, value, *args, **kwargs)
         else:
-            result = func(value, *args, **kwargs)
-        return env.budget.check_result(result)
+            result = func(env, value, *args, **kwargs)
+        if type(result) is not str or len(result) > budget.limits.max_output:
+            budget.check_result(result)
+        return result
 
     return guarded
+
+
+# Built once: every environment serves the same guarded filters (they find the render's budget through the
+# context) and the same read-only globals.
+_GUARDED_FILTERS: Mapping[str, Callable[..., Any]] = {
+    name: _guarded_filter(name, f) for name, f in {**DEFAULT_FILTERS, **FILTERS}.items() if name not in _DROPPED_FILTERS
+}
+_SHARED_GLOBALS: Mapping[str, Any] = {
+    # Go's and sprig's functions, and KUDO's object shaping, for packages converted from KUDO
+    "go": wrap("go", gofuncs.FUNCTIONS),
+    "kudo": wrap("kudo", kudoshape.FUNCTIONS),
+}

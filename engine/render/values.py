@@ -12,17 +12,26 @@ class Values(Mapping[str, Any]):
     """A read-only mapping that knows its path in the template context (`Params`, `Params.db`).
 
     The sandbox looks keys up before attributes on it, so a parameter called `items` or
-    `keys` is the parameter, not the method.
+    `keys` is the parameter, not the method. Nested values are wrapped when first read, so
+    building the context costs nothing for the parameters a template does not read.
     """
 
-    __slots__ = ("_data", "label")
+    __slots__ = ("_data", "_read", "label")
 
     def __init__(self, label: str, data: Mapping[str, Any]) -> None:
         self.label = label
         self._data = dict(data)
+        self._read: dict[str, Any] = {}  # key -> its value wrapped, once read
 
     def __getitem__(self, key: str) -> Any:
-        return self._data[key]
+        try:
+            return self._read[key]
+        except KeyError:
+            value = self._read[key] = wrap(_child_label(self.label, key), self._data[key])
+            return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
@@ -37,7 +46,7 @@ class Values(Mapping[str, Any]):
 def wrap(label: str, value: Any) -> Any:
     """Turn nested mappings into `Values` labelled with their path; lists stay lists."""
     if isinstance(value, Mapping):
-        return Values(label, {key: wrap(_child_label(label, key), item) for key, item in value.items()})
+        return Values(label, value)
     if isinstance(value, list | tuple):
         return [wrap(f"{label}[{index}]", item) for index, item in enumerate(value)]
     return value
@@ -45,11 +54,18 @@ def wrap(label: str, value: Any) -> Any:
 
 def plain(value: Any) -> Any:
     """The same value made of dicts and lists only (for serializing)."""
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, Values):
+        value = value._data  # what it wraps: the same values, not wrapped yet
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _child_label(label: str, key: Any) -> str:

@@ -129,6 +129,10 @@ EXPECTED: list[tuple[str, list[str]]] = [
         "operator.yaml:12: health[0].healthy.jsonPath: must start with '.', as in .status.phase, got "
         "'status.phase' (error)",
     ]),
+    ("include-cycle", [
+        "templates/app.yaml:6: includes itself (app.yaml → data.yaml → app.yaml) (error)",
+        "templates/data.yaml: is not used by any task (warning)",
+    ]),
     ("min-above-max", [
         "params.yaml:5: parameters[0].minimum: is greater than maximum (error)",
     ]),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
@@ -15,6 +16,7 @@ from engine.errors import RenderError
 from engine.model import PipeFile, Task, TaskKind
 from engine.render import (
     CompiledTemplates,
+    Limits,
     check_template,
     referenced_params,
     render_string,
@@ -374,3 +376,32 @@ class TestCompiledTemplates:
         for name in "abc":
             render_string(name, context(), name=name, cache=cache)
         assert len(cache) == 2
+
+    def test_a_render_after_one_that_ran_out_of_budget_gets_a_fresh_budget(self) -> None:
+        cache, limits = CompiledTemplates(), Limits(max_operations=5000)
+        pkg = package({"loop.yaml": "{% for i in range(Params.n) %}{% endfor %}", "t.yaml": configmap("x")})
+        with pytest.raises(RenderError, match="more than 5000 operations"):
+            render_template(pkg, "loop.yaml", context({"n": 6000}), limits=limits, cache=cache)
+        for _ in range(3):  # each render counts from zero again
+            assert render_template(pkg, "loop.yaml", context({"n": 4000}), limits=limits, cache=cache) == []
+
+    def test_renders_with_other_values_templates_or_limits_stay_apart(self) -> None:
+        cache = CompiledTemplates()
+        one, two = package({"t.yaml": configmap("{{ Params.n }}-one")}), package({"t.yaml": configmap("two")})
+        for n in (1, 2, 1):
+            assert render_template(one, "t.yaml", context({"n": n}), cache=cache)[0]["metadata"]["name"] == f"{n}-one"
+            assert render_template(two, "t.yaml", context(), cache=cache)[0]["metadata"]["name"] == "two"
+        big = package({"t.yaml": configmap("x" * 300)})
+        assert render_template(big, "t.yaml", context(), cache=cache)[0]["metadata"]["name"] == "x" * 300
+        with pytest.raises(RenderError, match="exceeds the limit of 100"):
+            render_template(big, "t.yaml", context(), limits=Limits(max_output=100), cache=cache)
+
+    def test_concurrent_renders_never_share_an_environment(self) -> None:
+        """Each render holds its environment (and the budget in it) alone while it runs: renders in 4 threads
+        that each count 4,800 operations of their own (one per loop item, and three per output) all pass."""
+        cache, limits = CompiledTemplates(), Limits(max_operations=5000)
+        pkg = package({"t.yaml": "{% for i in range(1200) %}{{ i | string }}{% endfor %}"})
+        with ThreadPoolExecutor(4) as pool:
+            texts = list(pool.map(lambda _: render_string("{% include 't.yaml' %}", context(), pkg=pkg,
+                                                          limits=limits, cache=cache), range(40)))
+        assert set(texts) == {"".join(str(i) for i in range(1200))}

@@ -1,4 +1,5 @@
-"""Rules on templates: they parse, some task uses each, and they name only declared parameters."""
+"""Rules on templates: they parse, none includes itself, some task uses each, and they name only declared
+parameters."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from engine.errors import Problem
 from engine.package.rules.tasks import template_references
 from engine.package.walk import PARAMS_FILE, TEMPLATES_DIR, Docs, parameters, tasks
 
-__all__ = ["template_parameters", "template_syntax", "unused_templates"]
+__all__ = ["include_cycles", "template_parameters", "template_syntax", "unused_templates"]
 
 
 def template_syntax(docs: Docs) -> Iterator[Problem]:
@@ -18,6 +19,12 @@ def template_syntax(docs: Docs) -> Iterator[Problem]:
         error = render.check_template(TEMPLATES_DIR + name, source)
         if error is not None:
             yield Problem(TEMPLATES_DIR + name, error.line, "", error.reason)
+
+
+def include_cycles(docs: Docs) -> Iterator[Problem]:
+    """A template that includes (imports, extends) itself on every render would never finish rendering."""
+    for cycle in render.include_cycles(docs.templates):
+        yield Problem(TEMPLATES_DIR + cycle.names[0], cycle.line, "", cycle.reason)
 
 
 def unused_templates(docs: Docs) -> Iterator[Problem]:
