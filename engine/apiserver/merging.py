@@ -9,6 +9,7 @@ from typing import Any, Final, Literal
 from engine.apiserver.fieldpath import FieldSet, Path, PathElement, Trie, key_element, value_element
 from engine.apiserver.objects import copy_json
 from engine.apiserver.schema import ANY, TypeNode
+from engine.apiserver.unchanged import identical
 
 __all__ = ["MISSING", "Comparison", "compare", "fieldset", "item_element", "merge", "prune", "same"]
 
@@ -118,6 +119,8 @@ def compare(old: Any, new: Any, type_: TypeNode) -> Comparison:
 
 
 def _compare(old: Any, new: Any, type_: TypeNode, path: Path, result: Comparison) -> None:
+    if isinstance(new, dict | list) and identical(old, new):
+        return  # nothing below changed
     shape = _common_shape(old, new, type_)
     if shape is not None:
         old_items, new_items = _items(old, type_, shape), _items(new, type_, shape)
