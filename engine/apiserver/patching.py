@@ -82,7 +82,7 @@ def patch_(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
 
 
 def _patched(api: Api, rt: ResourceType, kind: str, live: JsonDict, body: Any) -> Any:
-    live = copy_json(live)
+    """The patched object, a copy: `live` is not changed."""
     try:
         if kind == JSON_PATCH:
             if not isinstance(body, list):
