@@ -106,9 +106,10 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], *, type_: Type
 def _starting_entries(old: Mapping[str, Any] | None, new: Mapping[str, Any], subresource: str | None
                       ) -> dict[str, Entry]:
     """Client-supplied managedFields replace the live ones, except on subresources; `[]`/`[{}]` resets."""
-    live = managedfields.decode(_managed_fields(old)) or {}
+    raw = _managed_fields(old)
+    live = managedfields.decode(raw) or {}
     supplied = _managed_fields(new)
-    if subresource or supplied is None:
+    if subresource or supplied is None or supplied == raw:  # equal JSON decodes to equal entries
         return live
     if managedfields.is_reset(supplied):
         return {}

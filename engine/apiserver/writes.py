@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import binascii
 import random
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from engine.apiserver.objects import (
     meta,
     name_of,
     namespace_of,
+    new_uid,
     now,
     rv_of,
 )
@@ -221,7 +221,7 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
     m = meta(new)
     for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "generation"):
         m.pop(key, None)
-    m["uid"] = str(uuid.uuid4())
+    m["uid"] = new_uid()
     m["creationTimestamp"] = now()
     if rt.has_generation:
         m["generation"] = 1
