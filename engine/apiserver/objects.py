@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import random
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +16,17 @@ JsonDict = dict[str, Any]
 
 _PACK = msgspec.msgpack.Encoder()
 _UNPACK = msgspec.msgpack.Decoder()
+_JSON = msgspec.json.Encoder()
+
+
+def json_bytes(value: Any) -> bytes:
+    """Compact JSON (UTF-8, as Go writes it) through msgspec, in C; json.dumps where msgspec would write null
+    for NaN or an infinity (null in the output) or refuses the value (a bool key, an integer beyond 64 bits)."""
+    try:
+        encoded = _JSON.encode(value)
+    except (TypeError, ValueError, OverflowError):
+        encoded = b"null"
+    return json.dumps(value, separators=(",", ":")).encode() if b"null" in encoded else encoded
 
 
 def copy_json(value: Any) -> Any:
@@ -143,7 +154,9 @@ class _Uids:
         os.register_at_fork(after_in_child=self._random.seed)
 
     def new(self) -> str:
-        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
+        bits = self._random.getrandbits(128) & ~(0xF000 << 64 | 0xC000 << 48) | (0x4000 << 64 | 0x8000 << 48)
+        text = f"{bits:032x}"  # version 4, RFC 4122 variant: what str(uuid.UUID(int=..., version=4)) writes
+        return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 new_uid = _Uids().new

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-import msgspec
 import urllib3
 import yaml
+
+from engine.apiserver.objects import json_bytes
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +68,6 @@ WATCHED = tuple(Watched(*spec) for spec in (
 ))
 
 
-_JSON = msgspec.json.Encoder()
-
-
 def encode_body(body: Any, content_type: str) -> bytes:
     if body is None:
         return b""
@@ -79,12 +77,7 @@ def encode_body(body: Any, content_type: str) -> bytes:
         return body.encode()
     if "yaml" in content_type and not isinstance(body, dict | list):
         return yaml.safe_dump(body).encode()
-    try:
-        encoded = _JSON.encode(body)  # msgspec, in C
-    except (TypeError, ValueError, OverflowError):
-        encoded = b"null"
-    # msgspec writes NaN and infinities as null, and refuses bool keys: json.dumps says what such a body is
-    return json.dumps(body).encode() if b"null" in encoded else encoded
+    return json_bytes(body)
 
 
 @dataclass(frozen=True)
