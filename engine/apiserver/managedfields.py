@@ -34,15 +34,10 @@ class Entry:
     time: str | None = None
     subresource: str = ""
 
-    @functools.cached_property
+    @property
     def identity(self) -> str:
         """The manager identifier of the real server: the entry as JSON without time and fields."""
-        ident: dict[str, str] = {"manager": self.manager, "operation": self.operation}
-        if self.operation != "Apply":
-            ident["apiVersion"] = self.api_version
-        if self.subresource:
-            ident["subresource"] = self.subresource
-        return json.dumps(ident, separators=(",", ":"), ensure_ascii=False)
+        return _identity(self.manager, self.operation, self.api_version, self.subresource)
 
     def describe(self) -> str:
         """The manager as conflict messages print it: `"ctrl" with subresource "status" using v1`."""
@@ -63,6 +58,16 @@ class Entry:
         if self.subresource:
             out["subresource"] = self.subresource
         return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _identity(manager: str, operation: str, api_version: str, subresource: str) -> str:
+    ident: dict[str, str] = {"manager": manager, "operation": operation}
+    if operation != "Apply":
+        ident["apiVersion"] = api_version
+    if subresource:
+        ident["subresource"] = subresource
+    return json.dumps(ident, separators=(",", ":"), ensure_ascii=False)
 
 
 class _Recent:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine import quantity
-from engine.apiserver.structural import Schema, SchemaView
+from engine.apiserver.structural import NodeMemo, Schema, SchemaView
 from engine.apiserver.unchanged import NOTHING, Unchanged
 
 __all__ = ["canonicalise"]
@@ -22,7 +22,7 @@ QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 ROUNDING_GROUPS = frozenset({"", "apps", "batch", "extensions", "storage.k8s.io"})
 
 _holders: dict[int, frozenset[str]] = {}
-_reaching: dict[int, tuple[Schema, bool]] = {}  # id of a schema node → (the node, whether a quantity is below)
+_reaching: dict[frozenset[str], NodeMemo[bool]] = {}  # per holders: whether a quantity can be below a schema node
 
 
 def canonicalise(view: SchemaView, group: str, obj: Any, unchanged: Unchanged = NOTHING) -> None:
@@ -69,12 +69,10 @@ def _visit(view: SchemaView, holders: frozenset[str], node: Schema, value: Any, 
 
 def _reaches(holders: frozenset[str], node: Schema) -> bool:
     """Whether a quantity can sit anywhere below this schema node (remembered per node: schemas do not change)."""
-    known = _reaching.get(id(node))
-    if known is not None and known[0] is node:
-        return known[1]
-    found = _search(holders, node)
-    _reaching[id(node)] = (node, found)
-    return found
+    memo = _reaching.get(holders)
+    if memo is None:
+        memo = _reaching[holders] = NodeMemo(lambda raw: _search(holders, raw))
+    return memo(node)
 
 
 def _search(holders: frozenset[str], node: Schema) -> bool:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from engine.apiserver.objects import copy_json
 from engine.apiserver.requests import type_name
@@ -19,6 +19,7 @@ from engine.apiserver.status import ErrorType, FieldError
 from engine.apiserver.unchanged import NOTHING, Unchanged
 
 Schema = Mapping[str, Any]
+T = TypeVar("T")
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _EMBEDDED_KEYS = ("apiVersion", "kind", "metadata")
 
@@ -50,6 +51,22 @@ class SchemaView:
 
     def is_builtin_ref(self, node: Schema) -> bool:
         return "$ref" in node
+
+
+class NodeMemo(Generic[T]):
+    """A value computed once per schema node: nodes never change, so they are known by identity (and kept)."""
+
+    def __init__(self, compute: Callable[[Schema], T]) -> None:
+        self._compute = compute
+        self._found: dict[int, tuple[Schema, T]] = {}
+
+    def __call__(self, node: Schema) -> T:
+        known = self._found.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        found = self._compute(node)
+        self._found[id(node)] = (node, found)
+        return found
 
 
 def json_type(node: Schema) -> str | None:

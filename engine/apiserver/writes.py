@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.apiserver import (
+    bodycheck,
     celrules,
     crds,
     eventsv1,
@@ -129,13 +130,16 @@ def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions, stored
     if view is None:
         return
     unchanged = Unchanged(obj, stored) if stored is not None and rt.custom is None else NOTHING
-    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj, unchanged)
+    checked = view.custom or bodycheck.has_mismatch(view, obj, unchanged)  # else the walk finds nothing
+    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj, unchanged) \
+        if checked else []
     if mismatches:
         m = mismatches[0]
         raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: json: cannot '
                           f"unmarshal {m.got} into Go struct field {m.struct} of type {m.expected}")
     _check_secret_data(rt, obj)
-    unknown = structural.prune(view, obj, unchanged)
+    pruned = view.custom or bodycheck.has_unknown(view, obj, unchanged)
+    unknown = structural.prune(view, obj, unchanged) if pruned else []
     if unknown and opts.validation == "Strict":
         listed = ", ".join(f'unknown field "{p}"' for p in unknown)
         raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
