@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -62,6 +62,7 @@ def _value_order(value: Any) -> tuple[Any, ...]:
     return (5,)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def element_order(element: PathElement) -> tuple[Any, ...]:
     """Sort key of sibling path elements: fields by name, then keys, values and indexes."""
     prefix, text = element
@@ -93,12 +94,14 @@ def render(path: Path) -> str:
     return "".join(render_element(e) for e in path)
 
 
-@dataclass
 class Trie:
     """A field set as a tree: `member` marks paths in the set; children are keyed by path element."""
 
-    member: bool = False
-    children: dict[PathElement, Trie] = field(default_factory=dict)
+    __slots__ = ("children", "member")
+
+    def __init__(self, member: bool = False, children: dict[PathElement, Trie] | None = None) -> None:
+        self.member = member
+        self.children: dict[PathElement, Trie] = {} if children is None else children
 
     @classmethod
     def of(cls, paths: Iterable[Path]) -> Trie:
@@ -119,15 +122,24 @@ class Trie:
 
 def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
     """Encode a field set as a FieldsV1 object ("." first, then siblings in element order)."""
-    return _encode(Trie.of(paths))
+    root: dict[Any, Any] = {}
+    for path in paths:
+        node = root
+        for element in path:
+            node = node.setdefault(element, {})
+        node[_MEMBER] = None
+    return _encode(root)
 
 
-def _encode(node: Trie) -> dict[str, Any]:
+_MEMBER = None  # the key that marks, in the tree `to_fields_v1` builds, a path that is in the set
+
+
+def _encode(node: dict[Any, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if node.member and node.children:
+    if _MEMBER in node and len(node) > 1:
         out["."] = {}
-    for element, child in node.sorted_children():
-        out[f"{element[0]}:{element[1]}"] = _encode(child)
+    for element in sorted((k for k in node if k is not _MEMBER), key=element_order):
+        out[f"{element[0]}:{element[1]}"] = _encode(node[element])
     return out
 
 

@@ -6,6 +6,7 @@ They run on one thread fed by every committed event, and write through the same 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from engine.apiserver.objects import (
     owner_refs,
     uid_of,
 )
+from engine.apiserver.quotas import QUOTAS
 from engine.apiserver.reads import served_form
 from engine.apiserver.resources import ResourceType
 from engine.apiserver.routing import Target
@@ -89,23 +91,37 @@ def ref_of(key: str, obj: JsonDict) -> ObjectRef:
 
 
 class Controllers:
-    """Consumes the event stream on its own thread until stopped."""
+    """Consumes, on its own thread until stopped, the committed events that may give it work: the thread is not
+    woken for the others (a change of an object whose owners all exist, in a namespace without quotas)."""
 
     def __init__(self, api: Api) -> None:
         self.api = api
-        self._sub = api.store.subscribe(None)
+        self._events: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
+        self._stop_observing: Callable[[], None] | None = None
         self._thread = threading.Thread(target=self._run, name="devcluster-controllers", daemon=True)
 
     def start(self) -> None:
+        self._stop_observing = self.api.store.observe((None,), self._offer)
         self._thread.start()
 
     def stop(self) -> None:
-        self._sub.close()
+        if self._stop_observing is not None:
+            self._stop_observing()
+            self._stop_observing = None
+        self._events.put(None)
         self._thread.join(timeout=10)
+
+    def _offer(self, event: Event) -> None:
+        """Queue an event (under the store lock, as it is committed) unless handling it would do nothing: what
+        is skipped here is handled when the change that gives it work (an owner's deletion, a quota) comes."""
+        obj = event.obj
+        if (event.type == DELETED or is_terminating(obj) or self.api.store.count(QUOTAS, namespace_of(obj))
+                or not all(self.owner_present(obj, ref) for ref in owner_refs(obj))):
+            self._events.put(event)
 
     def _run(self) -> None:
         while True:
-            event = self._sub.get(None)
+            event = self._events.get()
             if event is None:
                 return
             try:

@@ -1,9 +1,16 @@
-"""metadata.managedFields entries: decoding, manager identities, ordering and the cap on Update entries."""
+"""metadata.managedFields entries: decoding, manager identities, ordering and the cap on Update entries.
+
+Stored objects are never changed once committed, so an entry's JSON is shared by every stored version of an
+object whose entry did not change, and decoding it again is a lookup (`_Recent`): a write encodes only the
+entries it changed.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable
+import threading
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,12 +37,7 @@ class Entry:
     @property
     def identity(self) -> str:
         """The manager identifier of the real server: the entry as JSON without time and fields."""
-        ident: dict[str, str] = {"manager": self.manager, "operation": self.operation}
-        if self.operation != "Apply":
-            ident["apiVersion"] = self.api_version
-        if self.subresource:
-            ident["subresource"] = self.subresource
-        return json.dumps(ident, separators=(",", ":"), ensure_ascii=False)
+        return _identity(self.manager, self.operation, self.api_version, self.subresource)
 
     def describe(self) -> str:
         """The manager as conflict messages print it: `"ctrl" with subresource "status" using v1`."""
@@ -47,17 +49,75 @@ class Entry:
         return text
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
+        out: dict[str, Any] = {"manager": self.manager} if self.manager else {}  # Go: `manager,omitempty`
+        out.update(operation=self.operation, apiVersion=self.api_version)
         if self.time is not None:
             out["time"] = self.time
         out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = to_fields_v1(self.fields)
+        out["fieldsV1"] = _fields_v1(self.fields)
         if self.subresource:
             out["subresource"] = self.subresource
         return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _identity(manager: str, operation: str, api_version: str, subresource: str) -> str:
+    ident: dict[str, str] = {"manager": manager, "operation": operation}
+    if operation != "Apply":
+        ident["apiVersion"] = api_version
+    if subresource:
+        ident["subresource"] = subresource
+    return json.dumps(ident, separators=(",", ":"), ensure_ascii=False)
+
+
+class _Recent:
+    """A map of the last `size` values put (older ones are forgotten), safe to share between threads."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._values: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        return self._values.get(key)
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._values[key] = value
+            if len(self._values) > self._size:
+                del self._values[next(iter(self._values))]
+
+
+RECENT_ENTRIES = 8192
+_ENCODED = _Recent(RECENT_ENTRIES)  # Entry → its JSON, as stored objects hold it
+_DECODED = _Recent(RECENT_ENTRIES)  # id of that JSON → (the JSON, its Entry)
+
+
+_FIELDS_V1 = _Recent(RECENT_ENTRIES)  # field set → its FieldsV1 JSON (an entry's time changes more often)
+
+
+def _fields_v1(fields: FieldSet) -> dict[str, Any]:
+    found: dict[str, Any] | None = _FIELDS_V1.get(fields)
+    if found is None:
+        found = to_fields_v1(fields)
+        _FIELDS_V1.put(fields, found)
+    return found
+
+
+def _encoded(entry: Entry) -> dict[str, Any]:
+    """The entry's JSON; the same dict for an equal entry encoded before (stored objects share it, unchanged)."""
+    found: dict[str, Any] | None = _ENCODED.get(entry)
+    if found is None:
+        found = entry.to_json()
+        _ENCODED.put(entry, found)
+        _DECODED.put(id(found), (found, entry))
+    return found
+
+
 def _entry(raw: Any) -> Entry:
+    known = _DECODED.get(id(raw))
+    if known is not None and known[0] is raw:
+        return known[1]  # type: ignore[no-any-return]
     if not isinstance(raw, dict):
         raise ValueError("managedFields entries must be objects")
     operation, api_version, time = raw.get("operation"), raw.get("apiVersion"), raw.get("time")
@@ -97,7 +157,7 @@ def _order(entry: Entry) -> tuple[str, str, str, str, str]:
 
 def encode(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     """Entries with fields, sorted by operation, time, manager, apiVersion, subresource."""
-    return [e.to_json() for e in sorted((e for e in entries if e.fields), key=_order)]
+    return [_encoded(e) for e in sorted((e for e in entries if e.fields), key=_order)]
 
 
 def cap_updates(entries: dict[str, Entry], limit: int = MAX_UPDATE_ENTRIES) -> dict[str, Entry]:

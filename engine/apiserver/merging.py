@@ -9,6 +9,7 @@ from typing import Any, Final, Literal
 from engine.apiserver.fieldpath import FieldSet, Path, PathElement, Trie, key_element, value_element
 from engine.apiserver.objects import copy_json
 from engine.apiserver.schema import ANY, TypeNode
+from engine.apiserver.unchanged import identical
 
 __all__ = ["MISSING", "Comparison", "compare", "fieldset", "item_element", "merge", "prune", "same"]
 
@@ -118,6 +119,11 @@ def compare(old: Any, new: Any, type_: TypeNode) -> Comparison:
 
 
 def _compare(old: Any, new: Any, type_: TypeNode, path: Path, result: Comparison) -> None:
+    if old is MISSING:
+        _added(new, type_, path, result.added)
+        return
+    if isinstance(new, dict | list) and identical(old, new):
+        return  # nothing below changed
     shape = _common_shape(old, new, type_)
     if shape is not None:
         old_items, new_items = _items(old, type_, shape), _items(new, type_, shape)
@@ -133,6 +139,16 @@ def _compare(old: Any, new: Any, type_: TypeNode, path: Path, result: Comparison
         result.removed.add(path)
     elif shape is None and not same(old, new):
         result.modified.add(path)
+
+
+def _added(new: Any, type_: TypeNode, path: Path, added: set[Path]) -> None:
+    """`_compare` of a value that was not there: the value's path and every path below it are added."""
+    shape = _shape(new, type_) if new else None  # empty or null: a leaf
+    if shape is not None:
+        for element, (child, child_type) in _items(new, type_, shape).items():
+            _added(child, child_type, (*path, element), added)
+    if path:
+        added.add(path)
 
 
 def merge(live: Any, config: Any, type_: TypeNode) -> Any:

@@ -19,22 +19,24 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from engine.apiserver.protobuf.convert import EXTENSIONS, TO_JSON
 from engine.apiserver.protobuf.messages import META, Catalog, catalog
 from engine.apiserver.resources import ResourceType
+from engine.apiserver.unchanged import NOTHING, Unchanged
 
 OBJECT_META = f"{META}.ObjectMeta"
 SCHEMA_PROPS = f"{EXTENSIONS}.JSONSchemaProps"
 SCHEMA_OR = (f"{EXTENSIONS}.JSONSchemaPropsOrArray", f"{EXTENSIONS}.JSONSchemaPropsOrBool")
 
 
-def prune(rt: ResourceType, obj: dict[str, Any]) -> None:
-    """Drop, in place, the empty values Go would not write for this object's kind."""
+def prune(rt: ResourceType, obj: dict[str, Any], unchanged: Unchanged = NOTHING) -> None:
+    """Drop, in place, the empty values Go would not write for this object's kind (parts `unchanged` from a
+    stored object went through Go already)."""
     cat = catalog()
     if rt.is_custom:
         if isinstance(obj.get("metadata"), dict):
-            _prune(cat, obj["metadata"], cat.pool.FindMessageTypeByName(OBJECT_META))
+            _prune(cat, obj["metadata"], cat.pool.FindMessageTypeByName(OBJECT_META), unchanged)
         return
     descriptor = cat.descriptor(rt.api_version, rt.kind)
     if descriptor is not None:
-        _prune(cat, obj, descriptor)
+        _prune(cat, obj, descriptor, unchanged)
 
 
 def write_status(rt: ResourceType, obj: dict[str, Any]) -> None:
@@ -78,8 +80,8 @@ def _fields(descriptor: Descriptor) -> dict[str, tuple[FieldDescriptor, Descript
     return found
 
 
-def _prune(cat: Catalog, value: dict[str, Any], descriptor: Descriptor) -> None:
-    if descriptor.full_name in TO_JSON or descriptor.full_name in cat.lists:
+def _prune(cat: Catalog, value: dict[str, Any], descriptor: Descriptor, unchanged: Unchanged) -> None:
+    if descriptor.full_name in TO_JSON or descriptor.full_name in cat.lists or value in unchanged:
         return
     for key, (field, owner) in _fields(descriptor).items():
         if key not in value:
@@ -91,15 +93,15 @@ def _prune(cat: Catalog, value: dict[str, Any], descriptor: Descriptor) -> None:
                     value[key] = None
                 else:
                     del value[key]
-            elif field.message_type is not None:
-                _prune_items(cat, item, field.message_type)
+            elif field.message_type is not None and item not in unchanged:
+                _prune_items(cat, item, field.message_type, unchanged)
         elif field.message_type is not None:
-            _prune_message(cat, item, field.message_type)
+            _prune_message(cat, item, field.message_type, unchanged)
         elif _is_zero(item) and field.number not in cat.keep_zero.get(owner.full_name, ()):
             del value[key]
 
 
-def _prune_items(cat: Catalog, items: Any, message: Descriptor) -> None:
+def _prune_items(cat: Catalog, items: Any, message: Descriptor, unchanged: Unchanged) -> None:
     """The values of a list of messages, or of a map (its entry message's `value`)."""
     values: list[Any] = items if isinstance(items, list) else []
     if message.GetOptions().map_entry:
@@ -108,17 +110,17 @@ def _prune_items(cat: Catalog, items: Any, message: Descriptor) -> None:
             return
         values, message = list(items.values()), value_type
     for value in values:
-        _prune_message(cat, value, message)
+        _prune_message(cat, value, message, unchanged)
 
 
-def _prune_message(cat: Catalog, value: Any, message: Descriptor) -> None:
+def _prune_message(cat: Catalog, value: Any, message: Descriptor, unchanged: Unchanged) -> None:
     if message.full_name in SCHEMA_OR:  # a schema or a list of them (items), or a schema or a bool
         message = cat.pool.FindMessageTypeByName(SCHEMA_PROPS)
         for schema in value if isinstance(value, list) else [value]:
             if isinstance(schema, dict):
-                _prune(cat, schema, message)
+                _prune(cat, schema, message, unchanged)
     elif isinstance(value, dict):
-        _prune(cat, value, message)
+        _prune(cat, value, message, unchanged)
 
 
 def _is_zero(value: Any) -> bool:

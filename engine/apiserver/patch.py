@@ -33,15 +33,16 @@ def merge_patch(live: dict[str, Any], patch: Any) -> dict[str, Any]:
     """RFC 7386: objects merge recursively, null deletes, anything else (lists too) replaces."""
     if not isinstance(patch, dict):
         raise PatchError("Invalid JSON Patch")
-    result = _merge_patch(live, patch)
+    result = _merge_patch(copy_json(live), patch)
     assert isinstance(result, dict)
     return result
 
 
 def _merge_patch(target: Any, patch: Any) -> Any:
+    """The patch merged into `target`, which it changes (a copy of its own)."""
     if not isinstance(patch, dict):
         return copy_json(patch)
-    out = copy_json(target) if isinstance(target, dict) else {}
+    out = target if isinstance(target, dict) else {}
     for name, value in patch.items():
         if value is None:
             out.pop(name, None)
@@ -58,7 +59,7 @@ def json_patch(live: dict[str, Any], ops: Any) -> dict[str, Any]:
         raise PatchTooLarge(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, "
                             f"got: {len(ops)}")
     try:
-        result = jsonpatch.JsonPatch(ops).apply(copy_json(live))
+        result = jsonpatch.JsonPatch(ops).apply(copy_json(live), in_place=True)
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, ValueError) as exc:
         raise PatchError(str(exc)) from exc
     if not isinstance(result, dict):

@@ -70,18 +70,19 @@ def patch_(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
         return scale_write(api, target, opts, lambda live: _patched(api, scale.SCALE_TYPE, kind, live, body))
     with api.store.lock:
         old = existing(api, target)
-        new = _patched(api, rt, kind, served_form(rt, old), body)
+        live = served_form(rt, old)
+        new = _patched(api, rt, kind, live, body)
         if not isinstance(new, dict):
             raise bad_request("the patched object is not a JSON object")
         check_type(rt, new)
-        decode(api, rt, new, opts)
+        decode(api, rt, new, opts, live)
         check_identity(target, new)
         code, obj = commit_update(api, target, old, new, opts)
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
 
 
 def _patched(api: Api, rt: ResourceType, kind: str, live: JsonDict, body: Any) -> Any:
-    live = copy_json(live)
+    """The patched object, a copy: `live` is not changed."""
     try:
         if kind == JSON_PATCH:
             if not isinstance(body, list):

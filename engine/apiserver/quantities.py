@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine import quantity
-from engine.apiserver.structural import Schema, SchemaView
+from engine.apiserver.structural import NodeMemo, Schema, SchemaView
+from engine.apiserver.unchanged import NOTHING, Unchanged
 
 __all__ = ["canonicalise"]
 
@@ -21,12 +22,14 @@ QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 ROUNDING_GROUPS = frozenset({"", "apps", "batch", "extensions", "storage.k8s.io"})
 
 _holders: dict[int, frozenset[str]] = {}
+_reaching: dict[frozenset[str], NodeMemo[bool]] = {}  # per holders: whether a quantity can be below a schema node
 
 
-def canonicalise(view: SchemaView, group: str, obj: Any) -> None:
-    """Rewrite every quantity of a built-in object in place; a malformed one raises QuantityError."""
+def canonicalise(view: SchemaView, group: str, obj: Any, unchanged: Unchanged = NOTHING) -> None:
+    """Rewrite every quantity of a built-in object in place; a malformed one raises QuantityError. Parts
+    `unchanged` from a stored object are canonical already."""
     holders = _quantity_holders(view.definitions)
-    _walk(view, holders, view.root, obj, group in ROUNDING_GROUPS)
+    _walk(view, holders, view.root, obj, group in ROUNDING_GROUPS, unchanged)
 
 
 def _ref(node: Schema) -> str:
@@ -34,7 +37,10 @@ def _ref(node: Schema) -> str:
     return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else ""
 
 
-def _walk(view: SchemaView, holders: frozenset[str], node: Schema, value: Any, rounding: bool) -> None:
+def _walk(view: SchemaView, holders: frozenset[str], node: Schema, value: Any, rounding: bool,
+          unchanged: Unchanged) -> None:
+    if value in unchanged:
+        return
     node = view.resolve(node)
     if isinstance(value, dict):
         properties = node.get("properties") or {}
@@ -44,25 +50,32 @@ def _walk(view: SchemaView, holders: frozenset[str], node: Schema, value: Any, r
             in_map = child is None and isinstance(extra, Mapping)
             child = extra if in_map else child
             if isinstance(child, Mapping) and child_value is not None:
-                value[key] = _visit(view, holders, child, child_value, rounding, in_map)
+                value[key] = _visit(view, holders, child, child_value, rounding, in_map, unchanged)
     elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
         for i, item in enumerate(value):
             if item is not None:
-                value[i] = _visit(view, holders, node["items"], item, rounding, False)
+                value[i] = _visit(view, holders, node["items"], item, rounding, False, unchanged)
 
 
 def _visit(view: SchemaView, holders: frozenset[str], node: Schema, value: Any, rounding: bool,
-           in_map: bool) -> Any:
+           in_map: bool, unchanged: Unchanged) -> Any:
     """The canonical form of a quantity (rounded when it is a ResourceList's value), or the walked value."""
     if _ref(node) == QUANTITY:
         return quantity.canonical(value, resource_list=rounding and in_map)
     if _reaches(holders, node):
-        _walk(view, holders, node, value, rounding)
+        _walk(view, holders, node, value, rounding, unchanged)
     return value
 
 
 def _reaches(holders: frozenset[str], node: Schema) -> bool:
-    """Whether a quantity can sit anywhere below this schema node."""
+    """Whether a quantity can sit anywhere below this schema node (remembered per node: schemas do not change)."""
+    memo = _reaching.get(holders)
+    if memo is None:
+        memo = _reaching[holders] = NodeMemo(lambda raw: _search(holders, raw))
+    return memo(node)
+
+
+def _search(holders: frozenset[str], node: Schema) -> bool:
     ref = _ref(node)
     if ref:
         return ref in holders

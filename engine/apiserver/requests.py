@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import yaml
 
 from engine.apiserver import protobuf
@@ -21,6 +22,7 @@ PATCH_TYPES = (APPLY_YAML, MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH)
 TRUE_VALUES = ("true", "True", "1")
 JSON_TYPES = ("application/json", "application/yaml", "")
 ACCEPTED_TYPES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+_JSON = msgspec.json.Decoder()  # reads what json.loads reads, the same way; refuses NaN, Infinity, lone surrogates
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ class ApiRequest:
             return protobuf_body(self.body)
         if self.content_type not in (*JSON_TYPES, *PATCH_TYPES):
             raise unsupported_media_type()
+        if self.content_type not in (APPLY_YAML, "application/yaml"):
+            try:
+                return _JSON.decode(self.body)  # msgspec, in C; whatever it refuses is decoded as before
+            except msgspec.MsgspecError:
+                pass
         text = self.body.decode("utf-8", errors="replace")
         if self.content_type in (APPLY_YAML, "application/yaml"):
             return decode_yaml(text)

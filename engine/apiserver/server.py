@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 from engine.apiserver import protobuf
 from engine.apiserver.api import Api
 from engine.apiserver.faults import WatchCut
+from engine.apiserver.objects import json_bytes
 from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.watch import StreamCut
 
@@ -74,7 +75,7 @@ def encode(body: Any, accept: str) -> tuple[bytes, dict[str, str]]:
         encoded = protobuf.encode_envelope(body)
         if encoded is not None:
             return encoded, {"Content-Type": protobuf.MEDIA_TYPE}
-    return json.dumps(body, separators=(",", ":")).encode() + b"\n", {}
+    return json_bytes(body) + b"\n", {}
 
 
 class RequestHandler(BaseHTTPRequestHandler):

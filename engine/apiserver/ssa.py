@@ -75,12 +75,16 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], *, type_: TypeNod
 
 def _take_ownership(entries: dict[str, Entry], changed: FieldSet, removed: FieldSet, force: bool) -> dict[str, Entry]:
     """Other managers lose what the write removed, and (only when forced) what it changed."""
-    conflicts = {key: entry.fields & changed for key, entry in entries.items() if entry.fields & changed}
+    conflicts = {key: entry.fields & changed for key, entry in entries.items() if not entry.fields.isdisjoint(changed)}
     if conflicts and not force:
         raise ApplyConflict((entries[key].describe(), render(path))
                             for key, paths in sorted(conflicts.items()) for path in iterate(paths))
-    return {key: replace(entry, fields=entry.fields - conflicts.get(key, frozenset()) - removed)
-            for key, entry in entries.items()}
+    return {key: _without(entry, conflicts.get(key, frozenset()) | removed) for key, entry in entries.items()}
+
+
+def _without(entry: Entry, lost: FieldSet) -> Entry:
+    """The entry less the fields it `lost` (the same entry when it owned none of them)."""
+    return entry if entry.fields.isdisjoint(lost) else replace(entry, fields=entry.fields - lost)
 
 
 def track_update(old: dict[str, Any] | None, new: dict[str, Any], *, type_: TypeNode, manager: str, api_version: str,
@@ -102,9 +106,10 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], *, type_: Type
 def _starting_entries(old: Mapping[str, Any] | None, new: Mapping[str, Any], subresource: str | None
                       ) -> dict[str, Entry]:
     """Client-supplied managedFields replace the live ones, except on subresources; `[]`/`[{}]` resets."""
-    live = managedfields.decode(_managed_fields(old)) or {}
+    raw = _managed_fields(old)
+    live = managedfields.decode(raw) or {}
     supplied = _managed_fields(new)
-    if subresource or supplied is None:
+    if subresource or supplied is None or supplied == raw:  # equal JSON decodes to equal entries
         return live
     if managedfields.is_reset(supplied):
         return {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.apiserver.objects import JsonDict, name_of, namespace_of, owner_refs, uid_of
@@ -61,8 +61,8 @@ class TooOld(Exception):
 class Subscription:
     """A queue of events (None = closed) filled in commit order while the store lock is held."""
 
-    def __init__(self, store: Store, key: str | None) -> None:
-        self.key = key
+    def __init__(self, store: Store, keys: tuple[str | None, ...]) -> None:
+        self.keys = keys  # the resources whose events it gets (None: every resource)
         self.queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
         self._store = store
         self.closed = False
@@ -88,6 +88,7 @@ class Store:
         self._floor = 0
         self._rv = 0
         self._subs: dict[str | None, list[Subscription]] = {}
+        self._observers: dict[str | None, list[Callable[[Event], None]]] = {}
         self.on_commit: list[Callable[[Event], None]] = []  # called under the lock, before subscribers
 
     @property
@@ -192,10 +193,11 @@ class Store:
         self._history.append(event)
         for hook in self.on_commit:
             hook(event)
-        for sub in self._subs.get(event.key, ()):
-            sub.queue.put(event)
-        for sub in self._subs.get(None, ()):
-            sub.queue.put(event)
+        for key in (event.key, None):
+            for observer in self._observers.get(key, ()):
+                observer(event)
+            for sub in self._subs.get(key, ()):
+                sub.queue.put(event)
 
     def history_since(self, key: str, since: int) -> list[Event]:
         """Retained events of one resource after `since`, oldest first; TooOld if some were dropped."""
@@ -213,14 +215,35 @@ class Store:
 
     def subscribe(self, key: str | None) -> Subscription:
         """Events of one resource (or of all, with key None) from now on."""
+        return self.subscribe_to((key,))
+
+    def subscribe_to(self, keys: Iterable[str | None]) -> Subscription:
+        """Events of some resources (None among them: of all) from now on; a thread waits only for those."""
         with self.lock:
-            sub = Subscription(self, key)
-            self._subs[key] = [*self._subs.get(key, ()), sub]
+            sub = Subscription(self, tuple(dict.fromkeys(keys)))
+            for key in sub.keys:
+                self._subs[key] = [*self._subs.get(key, ()), sub]
             return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
         with self.lock:
-            self._subs[sub.key] = [s for s in self._subs.get(sub.key, ()) if s is not sub]
+            for key in sub.keys:
+                self._subs[key] = [s for s in self._subs.get(key, ()) if s is not sub]
+
+    def observe(self, keys: Iterable[str | None], observer: Callable[[Event], None]) -> Callable[[], None]:
+        """Call `observer` with each event of some resources (None: of all) as it is committed: in the writer's
+        thread, under the store lock, so it must be quick and never write. Returns the function that stops it."""
+        chosen = tuple(dict.fromkeys(keys))
+        with self.lock:
+            for key in chosen:
+                self._observers[key] = [*self._observers.get(key, ()), observer]
+
+        def stop() -> None:
+            with self.lock:
+                for key in chosen:
+                    self._observers[key] = [o for o in self._observers.get(key, ()) if o is not observer]
+
+        return stop
 
     def close_all(self) -> None:
         with self.lock:

@@ -9,15 +9,17 @@ from __future__ import annotations
 import datetime
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from engine.apiserver.objects import copy_json
 from engine.apiserver.requests import type_name
 from engine.apiserver.status import ErrorType, FieldError
+from engine.apiserver.unchanged import NOTHING, Unchanged
 
 Schema = Mapping[str, Any]
+T = TypeVar("T")
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _EMBEDDED_KEYS = ("apiVersion", "kind", "metadata")
 
@@ -49,6 +51,22 @@ class SchemaView:
 
     def is_builtin_ref(self, node: Schema) -> bool:
         return "$ref" in node
+
+
+class NodeMemo(Generic[T]):
+    """A value computed once per schema node: nodes never change, so they are known by identity (and kept)."""
+
+    def __init__(self, compute: Callable[[Schema], T]) -> None:
+        self._compute = compute
+        self._found: dict[int, tuple[Schema, T]] = {}
+
+    def __call__(self, node: Schema) -> T:
+        known = self._found.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        found = self._compute(node)
+        self._found[id(node)] = (node, found)
+        return found
 
 
 def json_type(node: Schema) -> str | None:
@@ -91,16 +109,19 @@ def is_int_or_string(node: Schema) -> bool:
 # unknown fields (pruning) --------------------------------------------------------------------------------------
 
 
-def prune(view: SchemaView, obj: Any) -> list[str]:
-    """Drop fields the schema does not declare (and nulls of non-nullable CR fields); return their paths."""
+def prune(view: SchemaView, obj: Any, unchanged: Unchanged = NOTHING) -> list[str]:
+    """Drop fields the schema does not declare (and nulls of non-nullable CR fields); return their paths.
+    Parts `unchanged` from a stored object (pruned by the same schema) are not walked."""
     found: list[str] = []
-    _prune(view, view.root, obj, "", found, embedded=False, structural=view.custom)
+    _prune(view, view.root, obj, "", found, embedded=False, structural=view.custom, unchanged=unchanged)
     return found
 
 
 def _prune(view: SchemaView, node: Schema, value: Any, path: str, found: list[str], embedded: bool,
-           structural: bool) -> None:
+           structural: bool, unchanged: Unchanged) -> None:
     """`structural`: CRD rules (objects without properties hold nothing); off inside built-in definitions."""
+    if value in unchanged:
+        return
     if "$ref" in node:
         structural = False
     node = view.resolve(node)
@@ -109,7 +130,7 @@ def _prune(view: SchemaView, node: Schema, value: Any, path: str, found: list[st
         if isinstance(items, Mapping):
             for i, item in enumerate(value):
                 _prune(view, items, item, f"{path}[{i}]", found, bool(items.get("x-kubernetes-embedded-resource")),
-                       structural)
+                       structural, unchanged)
         return
     if not isinstance(value, dict):
         return
@@ -128,7 +149,7 @@ def _prune(view: SchemaView, node: Schema, value: Any, path: str, found: list[st
                 del value[key]
                 continue
             _prune(view, child, value[key], join(path, key), found,
-                   bool(view.resolve(child).get("x-kubernetes-embedded-resource")), structural)
+                   bool(view.resolve(child).get("x-kubernetes-embedded-resource")), structural, unchanged)
         elif not (preserve or extra is True or open_object):
             found.append(join(path, key))
             del value[key]
@@ -156,12 +177,15 @@ def go_type(node: Schema) -> str:
     return _GO_TYPES.get(kind, kind)
 
 
-def type_mismatches(view: SchemaView, obj: Any) -> list[TypeMismatch]:
-    return list(_mismatches(view, view.root, obj, "", "", "Object"))
+def type_mismatches(view: SchemaView, obj: Any, unchanged: Unchanged = NOTHING) -> list[TypeMismatch]:
+    """Values of the wrong JSON type, outside the parts `unchanged` from a stored object."""
+    return list(_mismatches(view, view.root, obj, "", "", "Object", unchanged))
 
 
 def _mismatches(view: SchemaView, node: Schema, value: Any, path: str, json_path: str,
-                struct: str) -> Iterator[TypeMismatch]:
+                struct: str, unchanged: Unchanged) -> Iterator[TypeMismatch]:
+    if value in unchanged:
+        return
     ref = node.get("$ref")
     if isinstance(ref, str):
         struct = ref.rsplit(".", 1)[-1]
@@ -179,10 +203,11 @@ def _mismatches(view: SchemaView, node: Schema, value: Any, path: str, json_path
         for key, child_value in value.items():
             child = properties.get(key) or (extra if isinstance(extra, Mapping) else None)
             if child is not None:
-                yield from _mismatches(view, child, child_value, join(path, key), join(json_path, key), struct)
+                yield from _mismatches(view, child, child_value, join(path, key), join(json_path, key), struct,
+                                       unchanged)
     elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
         for i, item in enumerate(value):
-            yield from _mismatches(view, node["items"], item, f"{path}[{i}]", json_path, struct)
+            yield from _mismatches(view, node["items"], item, f"{path}[{i}]", json_path, struct, unchanged)
 
 
 # validation of custom resources (422 causes) ----------------------------------------------------------------------

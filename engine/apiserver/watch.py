@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import queue
 import time
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.apiserver import tables
 from engine.apiserver.faults import WatchCut
-from engine.apiserver.objects import JsonDict, namespace_of
+from engine.apiserver.objects import JsonDict, json_bytes, namespace_of
 from engine.apiserver.reads import served_form
 from engine.apiserver.requests import ApiRequest, ApiResponse
 from engine.apiserver.resources import ResourceType
@@ -148,7 +147,7 @@ def transform(event: Event, accepts: Callable[[JsonDict], bool]) -> tuple[str, J
 
 
 def line(kind: str, obj: Any) -> bytes:
-    return json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode() + b"\n"
+    return json_bytes({"type": kind, "object": obj}) + b"\n"
 
 
 def _error_stream(err: ApiError) -> ApiResponse:

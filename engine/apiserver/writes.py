@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 import binascii
 import random
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.apiserver import (
+    bodycheck,
     celrules,
     crds,
     eventsv1,
@@ -32,6 +32,7 @@ from engine.apiserver.objects import (
     meta,
     name_of,
     namespace_of,
+    new_uid,
     now,
     rv_of,
 )
@@ -55,6 +56,7 @@ from engine.apiserver.status import (
     method_not_allowed,
     not_found,
 )
+from engine.apiserver.unchanged import NOTHING, Unchanged
 from engine.quantity import QuantityError
 
 if TYPE_CHECKING:
@@ -120,19 +122,24 @@ def schema_view(api: Api, rt: ResourceType) -> structural.SchemaView | None:
     return structural.SchemaView(definitions[name], definitions, False) if name else None
 
 
-def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions) -> None:
+def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions, stored: JsonDict | None = None) -> None:
     """Type errors (400; for custom resources only in metadata, the rest is validated later), then drop unknown
-    fields: Warn adds warnings, Strict fails (400)."""
+    fields: Warn adds warnings, Strict fails (400). Parts of a built-in object identical to the `stored` one (in
+    the request's form) passed these checks when it was written, and are not walked again."""
     view = schema_view(api, rt)
     if view is None:
         return
-    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj)
+    unchanged = Unchanged(obj, stored) if stored is not None and rt.custom is None else NOTHING
+    checked = view.custom or bodycheck.has_mismatch(view, obj, unchanged)  # else the walk finds nothing
+    mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj, unchanged) \
+        if checked else []
     if mismatches:
         m = mismatches[0]
         raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: json: cannot '
                           f"unmarshal {m.got} into Go struct field {m.struct} of type {m.expected}")
     _check_secret_data(rt, obj)
-    unknown = structural.prune(view, obj)
+    pruned = view.custom or bodycheck.has_unknown(view, obj, unchanged)
+    unknown = structural.prune(view, obj, unchanged) if pruned else []
     if unknown and opts.validation == "Strict":
         listed = ", ".join(f'unknown field "{p}"' for p in unknown)
         raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
@@ -218,7 +225,7 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
     m = meta(new)
     for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "generation"):
         m.pop(key, None)
-    m["uid"] = str(uuid.uuid4())
+    m["uid"] = new_uid()
     m["creationTimestamp"] = now()
     if rt.has_generation:
         m["generation"] = 1
@@ -227,19 +234,21 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
     return new
 
 
-def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict) -> None:
+def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict, old: JsonDict | None = None) -> None:
     """Defaults, the canonical form of the quantities of built-in kinds (a malformed one fails decoding), and
-    the empty values Go's omitempty drops."""
+    the empty values Go's omitempty drops; not again in the parts of a built-in object identical to the `old`
+    (stored) one."""
     apply_builtin(rt.key, obj)
     view = schema_view(api, rt)
+    unchanged = Unchanged(obj, old) if old is not None and rt.custom is None else NOTHING
     if view is not None and rt.custom is not None:
         structural.apply_defaults(view, obj)
     elif view is not None:
         try:
-            quantities.canonicalise(view, rt.group, obj)
+            quantities.canonicalise(view, rt.group, obj, unchanged)
         except QuantityError as e:
             raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e}') from e
-    omitempty.prune(rt, obj)
+    omitempty.prune(rt, obj, unchanged)
 
 
 def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
@@ -356,7 +365,7 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     if target.subresource == "scale":
         return scale_write(api, target, opts, lambda _live: body)
     check_type(rt, body)
-    decode(api, rt, body, opts)
+    decode(api, rt, body, opts, _stored(api, target))
     check_identity(target, body)
     with api.store.lock:
         old = existing(api, target)
@@ -365,6 +374,12 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
                                                        "must be specified for an update")], kind=rt.plural)
         code, obj = commit_update(api, target, old, body, opts)
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
+
+
+def _stored(api: Api, target: Target) -> JsonDict | None:
+    """The stored object a write names, in the request's form (None when there is none)."""
+    old = api.store.get(target.rt.key, target.namespace, target.name)
+    return served_form(target.rt, old) if old is not None else None
 
 
 def existing(api: Api, target: Target) -> JsonDict:
@@ -401,7 +416,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     carry_system_meta(rt, new, old)
     strategies.prepare_for_update(rt, new, old, sub)
     crds.prepare_for_update(rt, new, old)
-    apply_defaults(api, rt, new)
+    apply_defaults(api, rt, new, old)
     check_valid(api, rt, new, old, opts.warnings)
     charges = admit_to_quotas(api, rt, new, old) if not sub else []
     if strategies.spec_changed(rt, new, old):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
@@ -44,7 +44,11 @@ class Cluster(Protocol):
                 content_type: str = "application/json", user_agent: str = "devcluster") -> tuple[int, dict[str, Any]]:
         ...
 
-    def subscribe(self, callback: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]: ...
+    def subscribe(self, callback: Callable[[str, dict[str, Any]], None], *,
+                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False) -> Callable[[], None]:
+        """Committed changes (of the (apiVersion, kind) pairs of `kinds`, or all); `inline`: on the dev backend,
+        called back in the writer's thread (a quick callback that never calls the cluster)."""
+        ...
 
 
 def new(backend: str, *, port: int = 0, simulate: bool = True, nodes: Sequence[str] = (),

@@ -23,6 +23,8 @@ auth or fault injection, and returns the status code and the decoded JSON answer
 errors). Watches are not served in-process: `subscribe` delivers every committed change of every
 resource as (ADDED|MODIFIED|DELETED, object with kind/apiVersion), in commit order, on a thread of
 its own, after the store lock is released; each callback gets its own copy of the object.
+`subscribe(cb, kinds=[("v1", "Pod")])` delivers the changes of some resources only, and `inline=True` calls
+back in the writer's thread as each change is committed (for quick callbacks that never call the cluster).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import importlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -42,7 +44,7 @@ from engine.apiserver.gc import Controllers
 from engine.apiserver.objects import copy_json
 from engine.apiserver.requests import ApiRequest
 from engine.apiserver.server import HttpServer
-from engine.apiserver.store import Subscription
+from engine.apiserver.store import Event, Subscription
 from engine.devcluster import kubeconfig, kubelettls
 from engine.devcluster.remote import encode_body
 from engine.errors import PermanentError
@@ -187,18 +189,26 @@ class DevCluster:
             return resp.code, decoded if isinstance(decoded, dict) else {"value": decoded}
         return resp.code, copy_json(resp.body) if isinstance(resp.body, dict) else {}
 
-    def subscribe(self, callback: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
-        sub = self.api.store.subscribe(None)
+    def subscribe(self, callback: Callable[[str, dict[str, Any]], None], *,
+                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False) -> Callable[[], None]:
+        """Deliver committed changes (of the resources of `kinds`, (apiVersion, kind) pairs, or of all); `inline`
+        calls back in the writer's thread as each change is committed (the callback must be quick and never call
+        the cluster), else on a thread of the subscription's own. Returns the function that unsubscribes."""
+        keys = (None,) if kinds is None else self._keys_of(kinds)
+
+        def deliver_one(event: Event) -> None:
+            try:
+                callback(event.type, copy_json(event.obj))
+            except Exception:
+                log.exception("subscriber failed", extra={"event": event.type})
+
+        if inline:
+            return self.api.store.observe(keys, deliver_one)
+        sub = self.api.store.subscribe_to(keys)
 
         def deliver() -> None:
-            while True:
-                event = sub.get(None)
-                if event is None:
-                    return
-                try:
-                    callback(event.type, copy_json(event.obj))
-                except Exception:
-                    log.exception("subscriber failed", extra={"event": event.type})
+            while (event := sub.get(None)) is not None:
+                deliver_one(event)
 
         thread = threading.Thread(target=deliver, name="devcluster-subscriber", daemon=True)
         thread.start()
@@ -211,4 +221,13 @@ class DevCluster:
                 thread.join(timeout=10)
 
         return unsubscribe
+
+    def _keys_of(self, kinds: Collection[tuple[str, str]]) -> tuple[str, ...]:
+        keys = []
+        for api_version, kind in kinds:
+            served = self.api.registry.by_kind(api_version, kind)
+            if served is None:
+                raise ValueError(f"the dev cluster does not serve {kind} in {api_version}")
+            keys.append(served.key)
+        return tuple(keys)
 

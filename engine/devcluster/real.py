@@ -13,7 +13,7 @@ local processes, as on the dev backend.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -108,5 +108,6 @@ class RealCluster:
         return self.remote.request(method, path, query=query, body=body, content_type=content_type,
                                    user_agent=user_agent)
 
-    def subscribe(self, callback: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
-        return self.remote.subscribe(callback)
+    def subscribe(self, callback: Callable[[str, dict[str, Any]], None], *,
+                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False) -> Callable[[], None]:
+        return self.remote.subscribe(callback, kinds=kinds, inline=inline)

@@ -18,7 +18,7 @@ import json
 import logging
 import queue
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -26,10 +26,13 @@ from urllib.parse import urlencode
 import urllib3
 import yaml
 
+from engine.apiserver.objects import json_bytes
+
 log = logging.getLogger(__name__)
 
 JsonDict = dict[str, Any]
 Callback = Callable[[str, JsonDict], None]
+Kinds = frozenset[tuple[str, str]] | None  # the (apiVersion, kind) pairs a subscriber gets (None: every one)
 RETRY = 0.5  # seconds before a watch that failed (or a resource not served yet) is tried again
 WATCH_SECONDS = 300  # server-side timeout of one watch request; it is resumed from its last resourceVersion
 
@@ -74,7 +77,19 @@ def encode_body(body: Any, content_type: str) -> bytes:
         return body.encode()
     if "yaml" in content_type and not isinstance(body, dict | list):
         return yaml.safe_dump(body).encode()
-    return json.dumps(body).encode()
+    return json_bytes(body)
+
+
+@dataclass(frozen=True)
+class Inbox:
+    """One subscriber's queue of changes (None closes it) and the kinds it gets."""
+
+    queue: queue.SimpleQueue[tuple[str, JsonDict] | None]
+    kinds: Kinds
+
+    def offer(self, event: str, obj: JsonDict) -> None:
+        if self.kinds is None or (obj.get("apiVersion"), obj.get("kind")) in self.kinds:
+            self.queue.put((event, obj))
 
 
 class RemoteApi:
@@ -90,7 +105,7 @@ class RemoteApi:
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
         self._watched = tuple(watched)
         self._lock = threading.Lock()
-        self._subscribers: dict[int, queue.SimpleQueue[tuple[str, JsonDict] | None]] = {}
+        self._subscribers: dict[int, Inbox] = {}
         self._next = 0
         self._streams: list[threading.Thread] = []
         self._responses: set[Any] = set()
@@ -120,8 +135,11 @@ class RemoteApi:
 
     # watches
 
-    def subscribe(self, callback: Callback) -> Callable[[], None]:
-        inbox: queue.SimpleQueue[tuple[str, JsonDict] | None] = queue.SimpleQueue()
+    def subscribe(self, callback: Callback, *, kinds: Collection[tuple[str, str]] | None = None,
+                  inline: bool = False) -> Callable[[], None]:
+        """Changes (of the (apiVersion, kind) pairs of `kinds`, or all) on a delivery thread of the subscriber's
+        own; `inline` is the dev cluster's (in-process) and changes nothing here."""
+        inbox = Inbox(queue.SimpleQueue(), None if kinds is None else frozenset(kinds))
         with self._lock:
             ident, self._next = self._next, self._next + 1
             self._subscribers[ident] = inbox
@@ -129,7 +147,7 @@ class RemoteApi:
                 self._start_streams()
 
         def deliver() -> None:
-            while (item := inbox.get()) is not None:
+            while (item := inbox.queue.get()) is not None:
                 try:
                     callback(*item)
                 except Exception:
@@ -141,7 +159,7 @@ class RemoteApi:
         def unsubscribe() -> None:
             with self._lock:
                 self._subscribers.pop(ident, None)
-            inbox.put(None)
+            inbox.queue.put(None)
             if thread is not threading.current_thread():
                 thread.join(10)
 
@@ -161,7 +179,7 @@ class RemoteApi:
         with self._lock:
             inboxes = list(self._subscribers.values())
         for inbox in inboxes:
-            inbox.put((event, obj))
+            inbox.offer(event, obj)
 
     def _stream(self, watched: Watched, started: threading.Event) -> None:
         version = ""
@@ -234,7 +252,7 @@ class RemoteApi:
             except Exception:  # already finished
                 log.debug("watch response already closed")
         for inbox in inboxes:
-            inbox.put(None)
+            inbox.queue.put(None)
         for thread in self._streams:
             thread.join(10)
         self._streams.clear()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,7 +19,8 @@ class ClusterApi(Protocol):
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
                 content_type: str = "application/json", user_agent: str = "devcluster") -> tuple[int, JsonDict]: ...
 
-    def subscribe(self, callback: Callable[[str, JsonDict], None]) -> Callable[[], None]: ...
+    def subscribe(self, callback: Callable[[str, JsonDict], None], *,
+                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False) -> Callable[[], None]: ...
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,8 @@ class Simulation:
         self._worker = threading.Thread(target=self._work, name="devcluster-simulators", daemon=True)
 
     def start(self) -> None:
-        self._unsubscribe = self._cluster.subscribe(self.on_event)
+        kinds = [(kind.api_version, kind.kind) for kind in self._cache.kinds]
+        self._unsubscribe = self._cluster.subscribe(self.on_event, kinds=kinds, inline=True)
         for kind in self._cache.kinds:
             self._cache.fill(kind, self._api.fetch_all(kind))
         self.timers.start()
@@ -92,7 +93,9 @@ class Simulation:
             self._worker.join(STOP_WAIT)
 
     def on_event(self, event: str, obj: JsonDict) -> None:
-        """The cluster's subscriber callback: updates the cache and queues keys, never calls the cluster."""
+        """The cluster's subscriber callback for the cached kinds (every controller is woken by changes of those
+        only): updates the cache and queues keys, never calls the cluster, so the dev cluster may call it in the
+        writer's thread as the change is committed, and a key is queued without waiting for another thread."""
         self._cache.observe(event, obj)
         for controller in self._controllers.values():
             for namespace, name in controller.refs_for(event, obj):

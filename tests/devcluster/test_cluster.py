@@ -57,6 +57,43 @@ def test_subscribers_see_every_change_in_commit_order(own_cluster_factory: Calla
     assert seen == [("ADDED", "ConfigMap", "a"), ("MODIFIED", "ConfigMap", "a"), ("DELETED", "ConfigMap", "a")]
 
 
+def test_a_subscription_to_some_kinds_gets_only_their_changes(own_cluster_factory: Callable[..., DevCluster]) -> None:
+    cluster = own_cluster_factory()
+    seen: list[str] = []
+    done = threading.Event()
+
+    def on_event(kind: str, obj: dict[str, Any]) -> None:
+        seen.append(obj["kind"])
+        done.set()
+
+    unsubscribe = cluster.subscribe(on_event, kinds=[("v1", "ConfigMap")])
+    cluster.request("POST", "/api/v1/namespaces/default/secrets", body={"metadata": {"name": "s"}})
+    cluster.request("POST", "/api/v1/namespaces/default/configmaps", body=configmap("a"))
+    assert done.wait(10)  # changes come in commit order: the Secret's would have come first
+    unsubscribe()
+    assert seen == ["ConfigMap"]
+
+
+def test_an_inline_subscription_has_each_change_before_the_write_returns(
+        own_cluster_factory: Callable[..., DevCluster]) -> None:
+    cluster = own_cluster_factory()
+    seen: list[tuple[str, dict[str, Any]]] = []
+    unsubscribe = cluster.subscribe(lambda kind, obj: seen.append((kind, obj)), kinds=[("v1", "ConfigMap")],
+                                    inline=True)
+    cluster.request("POST", "/api/v1/namespaces/default/configmaps", body=configmap("a", {"x": "1"}))
+    assert [(kind, obj["metadata"]["name"]) for kind, obj in seen] == [("ADDED", "a")]
+    seen[0][1]["data"]["x"] = "changed by the subscriber"  # its own copy: the stored object stays as it was
+    assert cluster.request("GET", "/api/v1/namespaces/default/configmaps/a")[1]["data"] == {"x": "1"}
+    cluster.request("POST", "/api/v1/namespaces/default/secrets", body={"metadata": {"name": "s"}})
+    cluster.request("DELETE", "/api/v1/namespaces/default/configmaps/a")
+    assert [(kind, obj["metadata"]["name"]) for kind, obj in seen] == [("ADDED", "a"), ("DELETED", "a")]
+    unsubscribe()
+    cluster.request("POST", "/api/v1/namespaces/default/configmaps", body=configmap("b"))
+    assert len(seen) == 2
+    with pytest.raises(ValueError, match="does not serve Nothing"):
+        cluster.subscribe(lambda kind, obj: None, kinds=[("v1", "Nothing")])
+
+
 def test_unsubscribed_callbacks_are_not_called(own_cluster_factory: Callable[..., DevCluster]) -> None:
     cluster = own_cluster_factory()
     seen: list[str] = []

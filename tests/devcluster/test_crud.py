@@ -293,6 +293,17 @@ def test_a_wrongly_typed_built_in_field_is_a_bad_request(http: Any, namespace: s
                                                "replicas of type int32")
 
 
+def test_a_put_of_the_stored_object_with_true_for_its_replicas_is_a_bad_request(http: Any, namespace: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    body = deployment("web")
+    body["spec"]["replicas"] = 1
+    stored = http("POST", path, body=body).body
+    stored["spec"]["replicas"] = True  # equal to the stored 1 in Python, but a bool: the type check must see it
+    response = http("PUT", f"{path}/web", body=stored)
+    assert response.status == 400
+    assert "cannot unmarshal bool into Go struct field DeploymentSpec.spec.replicas" in response.body["message"]
+
+
 def test_deployments_get_the_server_defaults(apps: client.AppsV1Api, namespace: str) -> None:
     created = apps.create_namespaced_deployment(namespace, deployment("web"))
     raw = apps.api_client.sanitize_for_serialization(created)
