@@ -13,11 +13,14 @@ from engine.kube.objects import copied
 if TYPE_CHECKING:
     from engine.kube.client import Kube
 
-__all__ = ["Caches", "Handler"]
+__all__ = ["Caches", "Handler", "Reader"]
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[str, dict[str, Any]], None]
+Handler = Callable[[str, dict[str, Any]], None]  # (change, a copy of the object)
+# (change, the cached object itself, listed: True when a listing found the change — the initial one or one after
+# a watch expired —, False for a watch event)
+Reader = Callable[[str, dict[str, Any], bool], None]
 
 
 class Caches:
@@ -37,6 +40,7 @@ class Caches:
         self._informers: dict[tuple[str, str], Informer] = {}
         self._starting: dict[tuple[str, str], threading.Lock] = {}
         self._handlers: list[Handler] = []
+        self._readers: list[Reader] = []
         self._lock = threading.Lock()
 
     def ensure(self, api_version: str, kind: str, *, label_selector: str | None = None) -> None:
@@ -65,6 +69,12 @@ class Caches:
         with self._lock:
             self._handlers.append(callback)
 
+    def add_reader(self, callback: Reader) -> None:
+        """Call `callback(type, object, listed)` for every change, like a handler, with the cached object itself
+        (which it must only read: no copy is made) and whether a listing rather than a watch event found it."""
+        with self._lock:
+            self._readers.append(callback)
+
     def stop(self) -> None:
         with self._lock:
             informers = list(self._informers.values())
@@ -89,9 +99,14 @@ class Caches:
             raise ValueError(f"{kind} is already cached with label selector {informer.label_selector!r}")
         return informer
 
-    def _notify(self, change: str, obj: dict[str, Any]) -> None:
+    def _notify(self, change: str, obj: dict[str, Any], listed: bool) -> None:
         with self._lock:
-            handlers = list(self._handlers)
+            handlers, readers = list(self._handlers), list(self._readers)
+        for reader in readers:
+            try:
+                reader(change, obj, listed)
+            except Exception:  # one failing reader must not starve the others or kill the informer
+                log.exception("cache reader failed", extra={"change": change, "kind": obj.get("kind")})
         for handler in handlers:
             try:
                 handler(change, copied(obj))

@@ -84,6 +84,24 @@ def test_handlers_get_copies(kube: Kube, namespace: str, caches: Caches) -> None
     assert caches.get("v1", "ConfigMap", "settings", namespace)["metadata"]["name"] == "settings"
 
 
+def test_readers_get_the_cached_object_and_whether_a_listing_found_it(kube: Kube, namespace: str,
+                                                                      caches: Caches) -> None:
+    kube.create(configmap("listed", namespace))
+    seen: list[tuple[str, bool, dict[str, Any]]] = []
+    changes = Changes()
+    caches.add_reader(lambda change, obj, listed: seen.append((change, listed, obj)))
+    caches.add_handler(changes)
+    caches.ensure("v1", "ConfigMap")
+    kube.create(configmap("watched", namespace))
+    changes.expect(named("ADDED", "watched"))
+
+    mine = {obj["metadata"]["name"]: (change, listed, obj) for change, listed, obj in seen
+            if obj["metadata"]["name"] in ("listed", "watched")}
+    assert {name: found[:2] for name, found in mine.items()} == {"listed": ("ADDED", True), "watched": ("ADDED", False)}
+    for name, (_, _, obj) in mine.items():
+        assert obj is caches.shared("v1", "ConfigMap", name, namespace)  # no copy
+
+
 def test_get_and_list_give_copies_and_shared_gives_the_cached_object(kube: Kube, namespace: str,
                                                                     caches: Caches) -> None:
     kube.create(configmap("settings", namespace, {"a": "1"}))
