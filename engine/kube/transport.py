@@ -177,5 +177,5 @@ class Transport:
         # The client's sanitize_for_serialization rebuilds every body whole, for its generated models: a body of
         # plain JSON (all kplan sends) goes as it is, anything else through it.
         if body is not None and not plain_json(body):
-            body = self.api_client.sanitize_for_serialization(body)
+            body = self.api_client.sanitize_for_serialization(body)  # type: ignore[no-untyped-call]
         return self.api_client.call_api(method, url, headers, body, post_params, _request_timeout=timeout)
