@@ -39,6 +39,7 @@ class Caches:
         self._selectors = dict(selectors or {})  # (apiVersion, kind) -> label selector
         self._informers: dict[tuple[str, str], Informer] = {}
         self._starting: dict[tuple[str, str], threading.Lock] = {}
+        self._filling: dict[tuple[str, str], tuple[int, Informer]] = {}  # kinds whose first list is being read
         self._handlers: list[Handler] = []
         self._readers: list[Reader] = []
         self._lock = threading.Lock()
@@ -86,17 +87,32 @@ class Caches:
         key = (api_version, kind)
         with self._lock:
             starting = self._starting.setdefault(key, threading.Lock())
-        with starting:  # one start per kind; other kinds start concurrently
-            with self._lock:
-                informer = self._informers.get(key)
-            if informer is None:
-                selector = label_selector if label_selector is not None else self._selectors.get(key)
-                informer = Informer(self._kube, api_version, kind, label_selector=selector, notify=self._notify)
-                informer.start()
+            filling = self._filling.get(key)
+        if filling is not None and filling[0] == threading.get_ident():
+            # A handler of this kind's first list reads the kind: its list is in (handlers are told after it).
+            informer = filling[1]
+        else:
+            with starting:  # one start per kind; other kinds start concurrently
                 with self._lock:
-                    self._informers[key] = informer
+                    found = self._informers.get(key)
+                informer = found if found is not None else self._started(key, label_selector)
         if label_selector is not None and informer.label_selector != label_selector:
             raise ValueError(f"{kind} is already cached with label selector {informer.label_selector!r}")
+        return informer
+
+    def _started(self, key: tuple[str, str], label_selector: str | None) -> Informer:
+        """A new informer of `key`, its first list in (called holding the kind's start lock)."""
+        selector = label_selector if label_selector is not None else self._selectors.get(key)
+        informer = Informer(self._kube, *key, label_selector=selector, notify=self._notify)
+        with self._lock:
+            self._filling[key] = (threading.get_ident(), informer)
+        try:
+            informer.start()
+        finally:
+            with self._lock:
+                del self._filling[key]
+        with self._lock:
+            self._informers[key] = informer
         return informer
 
     def _notify(self, change: str, obj: dict[str, Any], listed: bool) -> None:
