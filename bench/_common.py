@@ -135,6 +135,20 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def threads_cpu_seconds(leave_out: Sequence[threading.Thread] = ()) -> float:
+    """User + system CPU time of this process's live threads so far, the threads in `leave_out` left out (threads
+    that ended are not counted)."""
+    total = 0.0
+    for thread in threading.enumerate():
+        if thread in leave_out or thread.ident is None:
+            continue
+        try:
+            total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+        except (OSError, ProcessLookupError):  # the thread ended meanwhile
+            continue
+    return total
+
+
 def per_unit(counts: Mapping[str, int], units: int, always: Sequence[str] = ()) -> dict[str, float]:
     """Counts by verb divided by `units`; verbs never used are left out, unless named in `always`."""
     return {verb: round(counts.get(verb, 0) / units, 3) for verb in sorted({*counts, *always})

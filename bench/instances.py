@@ -8,7 +8,8 @@ deploy plan COMPLETE and Instances per second; time-to-COMPLETE per Instance (it
 watch sees COMPLETE), p50/p90/p99/max; when each quarter of the Instances had converged (the trend); the
 manager's API requests by verb per Instance (get, list and watch always shown: reads should come from the watch
 caches, so they stay near zero); reconcile passes per Instance; peak resident memory of this process (the
-manager side) before the manager started and at the end, and of the cluster's process; CPU seconds of both.
+manager side) before the manager started and at the end, and of the cluster's process; CPU seconds of both, and
+of the manager's own threads (the manager side without this script's creates and its watch of the Instances).
 `--tracemalloc` adds the peak of Python allocations (and slows everything down). Bounded by `--budget`
 seconds: when it runs out, the figures say how many Instances converged.
 """
@@ -36,6 +37,7 @@ from _common import (
     max_rss_mib,
     per_unit,
     percentile,
+    threads_cpu_seconds,
     writes,
 )
 
@@ -105,8 +107,8 @@ class Completions:
         self._changed = threading.Condition()
         _, version = kube.list_with_version(*INSTANCE, namespace)
         self._watch = kube.watch(*INSTANCE, namespace=namespace, resource_version=version, timeout=timeout)
-        self._thread = threading.Thread(target=self._follow, name="completions", daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._follow, name="completions", daemon=True)
+        self.thread.start()
 
     def _follow(self) -> None:
         with self._watch:
@@ -122,7 +124,7 @@ class Completions:
 
     def stop(self) -> None:
         self._watch.stop()
-        self._thread.join(10)
+        self.thread.join(10)
 
 
 def instance(i: int, finalizer: bool) -> dict[str, Any]:
@@ -201,10 +203,13 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
         with manager_for(kubeconfig, NAMESPACE, args.workers) as (manager, kube, _timed):
             manager.caches.ensure("v1", "ConfigMap")  # as in a manager that has run for a while
             manager.caches.ensure("apps/v1", "Deployment")
+            bench_threads = (threading.main_thread(), completions.thread)  # creating and observing
             before, cpu_before = Counter(kube.requests), cpu_seconds()
+            threads_before = threads_cpu_seconds(leave_out=bench_threads)
             created, creating, start = converge(obs, args.instances, completions, args.budget, args.finalizer)
             wall = time.perf_counter() - start
             cpu = cpu_seconds() - cpu_before
+            manager_cpu = threads_cpu_seconds(leave_out=bench_threads) - threads_before
             requests = Counter(kube.requests)
             requests.subtract(before)
             reconciles = manager.metrics.reconciles
@@ -238,6 +243,7 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
         "manager_side_max_rss_mib": {"before": rss_before, "after": max_rss_mib()},
         "manager_side_cpu_seconds": round(cpu, 1),
         "manager_side_cpu_ms_per_instance": round(cpu / max(1, converged) * 1000, 1),
+        "manager_threads_cpu_ms_per_instance": round(manager_cpu / max(1, converged) * 1000, 1),
         "cluster_process": cluster,
     })
     return figures

@@ -48,11 +48,12 @@ def layers(graph: nx.DiGraph) -> list[list[str]]:
     return [sorted(generation) for generation in nx.topological_generations(graph)]
 
 
-def frontier(graph: nx.DiGraph, completed: Collection[str], started: Collection[str] = ()) -> list[str]:
+def frontier(graph: nx.DiGraph, completed: Collection[str], started: Collection[str] = (),
+             depths: Mapping[str, int] | None = None) -> list[str]:
     """Steps neither completed nor started whose predecessors are all completed (ready to run),
-    sorted by layer then name."""
+    sorted by layer then name (`depths`: each step's layer, when the caller keeps them)."""
     done, busy = set(completed), set(started)
-    depth = _depths(graph)
+    depth = _depths(graph) if depths is None else depths
     ready = [
         step
         for step in graph.nodes
@@ -196,6 +197,11 @@ def _path_to(parent: Mapping[str, str], node: str, start: str) -> list[str]:
     while path[-1] != start:
         path.append(parent[path[-1]])
     return path[::-1]
+
+
+def depths(graph: nx.DiGraph) -> dict[str, int]:
+    """Each step's layer (its index in `layers`)."""
+    return _depths(graph)
 
 
 def _depths(graph: nx.DiGraph) -> dict[str, int]:

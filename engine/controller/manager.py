@@ -12,8 +12,9 @@ from typing import Any
 from engine.controller.keys import InstanceKeys, key
 from engine.controller.metrics import Metrics
 from engine.controller.probes import ProbeServer
-from engine.controller.queue import WorkQueue
+from engine.controller.queue import Lane, WorkQueue
 from engine.controller.sharding import Shard
+from engine.controller.urgency import start_order
 from engine.controller.workers import Workers
 from engine.errors import KplanError, PermanentError
 from engine.kube import Caches, Clock, Fence, Kube, LeaderElector
@@ -94,7 +95,7 @@ class Manager:
         """Serve probes, fill the caches (waiting for kplan's CRDs if needed), then lead or campaign."""
         if self._server is not None:
             self._server.start()
-        self.caches.add_handler(self._on_change)
+        self.caches.add_reader(self._on_change)
         if not self._sync_caches():
             return
         if not self.settings.leader_elect:
@@ -178,15 +179,21 @@ class Manager:
         with self._lock:
             if self._workers is not None or self._stopping.is_set():
                 return
+            self._queue_every_instance()
             self._workers = Workers(self.queue, self._reconcile, self._on_pass, self.settings.workers)
             self._workers.start()
         log.info("leading", extra={"identity": self.settings.identity, "workers": self.settings.workers})
-        # Look at every Instance: the events seen while standing by may be stale.
-        for instance in self.caches.list(*INSTANCE, self.settings.watch_namespace):
-            meta = instance.get("metadata") or {}
-            namespace, name = str(meta.get("namespace")), str(meta.get("name"))
-            if self.owns(namespace, name):
-                self.queue.add(key(namespace, name))
+
+    def _queue_every_instance(self) -> None:
+        """Queue every Instance (the events seen while standing by may be stale), those with work under way first:
+        with many Instances, a pass over each settled one would hold back every plan in progress."""
+        first, later = start_order(self.caches.list(*INSTANCE, self.settings.watch_namespace))
+        for instances, lane in ((first, Lane.FIRST), (later, Lane.LATER)):
+            for instance in instances:
+                meta = instance.get("metadata") or {}
+                namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+                if self.owns(namespace, name):
+                    self.queue.add(key(namespace, name), lane)
 
     def _stop_leading(self) -> None:
         with self._lock:
@@ -215,11 +222,14 @@ class Manager:
             return True
         return False
 
-    def _on_change(self, _change: str, obj: dict[str, Any]) -> None:
+    def _on_change(self, _change: str, obj: dict[str, Any], listed: bool) -> None:
+        """Queue the Instances a change concerns; what a listing found waits behind watch events (at start every
+        object of a kind is listed: the Instances with work under way are queued first by `_start_leading`)."""
+        lane = Lane.LATER if listed else Lane.NORMAL
         for found in self._keys(obj):
             namespace, _, name = found.partition("/")
             if self.owns(namespace, name):
-                self.queue.add(found)
+                self.queue.add(found, lane)
 
     def _on_pass(self, failed: bool) -> None:
         self.metrics.reconciled(failed=failed)

@@ -2,7 +2,11 @@
 
 The contract is client-go's workqueue: adding a key that waits is a no-op; a key added while it is being
 processed is handed out again after `done`; `add_after` holds a key back on a timer; `add_rate_limited`
-holds it back for a per-key exponential backoff that `forget` resets.
+holds it back for a per-key exponential backoff that `forget` resets. Besides, keys wait in three lanes, like
+controller-runtime's priority queue: FIRST is handed out before NORMAL, NORMAL before LATER, and a key added to a
+lane ahead of the one it waits in moves there. A manager that just took over puts the Instances with work under
+way FIRST, watch events go NORMAL, and what only a listing brought up (every object of a kind at start, the
+settled Instances) goes LATER, so that it never holds back a plan in progress.
 """
 
 from __future__ import annotations
@@ -12,10 +16,19 @@ import itertools
 import threading
 from collections import deque
 from collections.abc import Callable
+from enum import IntEnum
 
 from engine.kube import Clock, SystemClock
 
-__all__ = ["WorkQueue"]
+__all__ = ["Lane", "WorkQueue"]
+
+
+class Lane(IntEnum):
+    """Where a key waits; a lower lane is handed out first."""
+
+    FIRST = 0
+    NORMAL = 1
+    LATER = 2
 
 
 class WorkQueue:
@@ -24,8 +37,10 @@ class WorkQueue:
     def __init__(self, *, clock: Clock | None = None, backoff_base: float = 0.05, backoff_max: float = 300.0) -> None:
         self._clock: Clock = clock or SystemClock()
         self._backoff_base, self._backoff_max = backoff_base, backoff_max
-        self._ready: deque[str] = deque()
-        self._dirty: set[str] = set()  # waiting to be handed out (in _ready, or re-added while processing)
+        # Keys in hand-out order per lane. A key that moved up a lane still stands in the one it left: that stale
+        # entry is skipped when its turn comes (the key's lane is no longer that one).
+        self._lanes: tuple[deque[str], ...] = tuple(deque() for _ in Lane)
+        self._waiting: dict[str, Lane] = {}  # the lane of every key waiting (or re-added while processing)
         self._processing: set[str] = set()
         self._failures: dict[str, int] = {}
         self._cond = threading.Condition()
@@ -34,14 +49,16 @@ class WorkQueue:
 
     # --- adding ---------------------------------------------------------------------------
 
-    def add(self, key: str) -> None:
-        """Queue `key` unless it already waits; a key being processed is queued again once it is done."""
+    def add(self, key: str, lane: Lane = Lane.NORMAL) -> None:
+        """Queue `key` in `lane` unless it already waits there or ahead (a key waiting in a later lane moves up);
+        a key being processed is queued again once it is done."""
         with self._cond:
-            if self._shutting_down or key in self._dirty:
+            current = self._waiting.get(key)
+            if self._shutting_down or (current is not None and current <= lane):
                 return
-            self._dirty.add(key)
+            self._waiting[key] = lane
             if key not in self._processing:
-                self._ready.append(key)
+                self._lanes[lane].append(key)
                 self._cond.notify()
 
     def add_after(self, key: str, delay: float) -> None:
@@ -77,27 +94,31 @@ class WorkQueue:
     def get(self, stop: threading.Event | None = None) -> str | None:
         """The next key, marked as processing; None once shut down or when `stop` is set (see `wake`)."""
         with self._cond:
-            while not self._ready and not self._shutting_down and not (stop is not None and stop.is_set()):
-                self._cond.wait()
-            if self._shutting_down or (stop is not None and stop.is_set()):
-                return None
-            key = self._ready.popleft()
-            self._processing.add(key)
-            self._dirty.discard(key)
-            return key
+            while True:
+                while not any(self._lanes) and not self._shutting_down and not (stop is not None and stop.is_set()):
+                    self._cond.wait()
+                if self._shutting_down or (stop is not None and stop.is_set()):
+                    return None
+                lane = next(Lane(n) for n, keys in enumerate(self._lanes) if keys)
+                key = self._lanes[lane].popleft()
+                if self._waiting.get(key) == lane and key not in self._processing:  # else a stale entry
+                    self._processing.add(key)
+                    del self._waiting[key]
+                    return key
 
     def done(self, key: str) -> None:
         """Processing of `key` ended; if it was added meanwhile it is queued again."""
         with self._cond:
             self._processing.discard(key)
-            if key in self._dirty:
-                self._ready.append(key)
+            lane = self._waiting.get(key)
+            if lane is not None:
+                self._lanes[lane].append(key)
             self._cond.notify_all()  # a getter, or someone waiting for the queue to be idle
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until no key is ready or being processed (timers may be pending); False after `timeout` s."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self._ready and not self._processing, timeout)
+            return self._cond.wait_for(lambda: not self._waiting and not self._processing, timeout)
 
     def wake(self) -> None:
         """Wake every blocked `get`, so that callers whose `stop` event is now set return None."""
@@ -117,7 +138,7 @@ class WorkQueue:
     def depth(self) -> int:
         """Keys ready to be handed out."""
         with self._cond:
-            return len(self._ready)
+            return sum(1 for key in self._waiting if key not in self._processing)
 
     @property
     def shutting_down(self) -> bool:

@@ -13,11 +13,14 @@ from engine.kube.objects import copied
 if TYPE_CHECKING:
     from engine.kube.client import Kube
 
-__all__ = ["Caches", "Handler"]
+__all__ = ["Caches", "Handler", "Reader"]
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[str, dict[str, Any]], None]
+Handler = Callable[[str, dict[str, Any]], None]  # (change, a copy of the object)
+# (change, the cached object itself, listed: True when a listing found the change — the initial one or one after
+# a watch expired —, False for a watch event)
+Reader = Callable[[str, dict[str, Any], bool], None]
 
 
 class Caches:
@@ -36,7 +39,9 @@ class Caches:
         self._selectors = dict(selectors or {})  # (apiVersion, kind) -> label selector
         self._informers: dict[tuple[str, str], Informer] = {}
         self._starting: dict[tuple[str, str], threading.Lock] = {}
+        self._filling: dict[tuple[str, str], tuple[int, Informer]] = {}  # kinds whose first list is being read
         self._handlers: list[Handler] = []
+        self._readers: list[Reader] = []
         self._lock = threading.Lock()
 
     def ensure(self, api_version: str, kind: str, *, label_selector: str | None = None) -> None:
@@ -65,6 +70,12 @@ class Caches:
         with self._lock:
             self._handlers.append(callback)
 
+    def add_reader(self, callback: Reader) -> None:
+        """Call `callback(type, object, listed)` for every change, like a handler, with the cached object itself
+        (which it must only read: no copy is made) and whether a listing rather than a watch event found it."""
+        with self._lock:
+            self._readers.append(callback)
+
     def stop(self) -> None:
         with self._lock:
             informers = list(self._informers.values())
@@ -76,22 +87,42 @@ class Caches:
         key = (api_version, kind)
         with self._lock:
             starting = self._starting.setdefault(key, threading.Lock())
-        with starting:  # one start per kind; other kinds start concurrently
-            with self._lock:
-                informer = self._informers.get(key)
-            if informer is None:
-                selector = label_selector if label_selector is not None else self._selectors.get(key)
-                informer = Informer(self._kube, api_version, kind, label_selector=selector, notify=self._notify)
-                informer.start()
+            filling = self._filling.get(key)
+        if filling is not None and filling[0] == threading.get_ident():
+            # A handler of this kind's first list reads the kind: its list is in (handlers are told after it).
+            informer = filling[1]
+        else:
+            with starting:  # one start per kind; other kinds start concurrently
                 with self._lock:
-                    self._informers[key] = informer
+                    found = self._informers.get(key)
+                informer = found if found is not None else self._started(key, label_selector)
         if label_selector is not None and informer.label_selector != label_selector:
             raise ValueError(f"{kind} is already cached with label selector {informer.label_selector!r}")
         return informer
 
-    def _notify(self, change: str, obj: dict[str, Any]) -> None:
+    def _started(self, key: tuple[str, str], label_selector: str | None) -> Informer:
+        """A new informer of `key`, its first list in (called holding the kind's start lock)."""
+        selector = label_selector if label_selector is not None else self._selectors.get(key)
+        informer = Informer(self._kube, *key, label_selector=selector, notify=self._notify)
         with self._lock:
-            handlers = list(self._handlers)
+            self._filling[key] = (threading.get_ident(), informer)
+        try:
+            informer.start()
+        finally:
+            with self._lock:
+                del self._filling[key]
+        with self._lock:
+            self._informers[key] = informer
+        return informer
+
+    def _notify(self, change: str, obj: dict[str, Any], listed: bool) -> None:
+        with self._lock:
+            handlers, readers = list(self._handlers), list(self._readers)
+        for reader in readers:
+            try:
+                reader(change, obj, listed)
+            except Exception:  # one failing reader must not starve the others or kill the informer
+                log.exception("cache reader failed", extra={"change": change, "kind": obj.get("kind")})
         for handler in handlers:
             try:
                 handler(change, copied(obj))

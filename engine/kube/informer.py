@@ -24,7 +24,7 @@ ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 BACKOFF_START, BACKOFF_MAX = 0.5, 30.0  # seconds between attempts while the server fails
 
 Key = tuple[str, str]  # namespace ("" when cluster-scoped), name
-Notify = Callable[[str, dict[str, Any]], None]
+Notify = Callable[[str, dict[str, Any], bool], None]  # (change, the cached object, whether a listing found it)
 
 
 def key_of(obj: dict[str, Any]) -> Key:
@@ -124,7 +124,7 @@ class Informer:
                 self._objects.pop(key_of(obj), None)
             else:
                 self._objects[key_of(obj)] = obj
-        self._notify(change, obj)
+        self._notify(change, obj, False)
 
     def _relist(self) -> None:
         """Replace the cache with a fresh list, notifying what changed since the last one."""
@@ -135,9 +135,9 @@ class Informer:
         self._version = version or None
         for key, obj in old.items():
             if key not in fresh:
-                self._notify(DELETED, obj)
+                self._notify(DELETED, obj, True)
         for key, obj in fresh.items():
             if key not in old:
-                self._notify(ADDED, obj)
+                self._notify(ADDED, obj, True)
             elif resource_version_of(old[key]) != resource_version_of(obj):
-                self._notify(MODIFIED, obj)
+                self._notify(MODIFIED, obj, True)

@@ -27,6 +27,22 @@ T = TypeVar("T")
 _NETWORK_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain_json(value: Any) -> bool:
+    """Whether `value` is made of JSON's own types only (dicts with text keys, lists, text, numbers, booleans,
+    None): then the client's JSON encoder takes it as it is."""
+    kind = value.__class__
+    if kind in _SCALARS:
+        return True
+    if kind is dict:
+        return all(k.__class__ is str and plain_json(v) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(plain_json(v) for v in value)
+    return False
+
+
 def given_up(error: KplanError, retries: int) -> KplanError:
     """`error`, saying how many attempts were made when a transient failure was retried. An answer that ended
     the retries for another reason (404 after a 503, say) stays what it is: a get of a missing object is None."""
@@ -160,12 +176,15 @@ class Transport:
         headers = {"Accept": JSON}
         if body is not None:
             headers["Content-Type"] = content_type
-        request = self.api_client.param_serialize(
+        method, url, headers, _, post_params = self.api_client.param_serialize(
             method=method,
             resource_path=path,
             query_params=list((query or {}).items()),
             header_params=headers,
-            body=body,
             auth_settings=["BearerToken"],
         )
-        return self.api_client.call_api(*request, _request_timeout=timeout)
+        # The client's sanitize_for_serialization rebuilds every body whole, for its generated models: a body of
+        # plain JSON (all kplan sends) goes as it is, anything else through it.
+        if body is not None and not plain_json(body):
+            body = self.api_client.sanitize_for_serialization(body)  # type: ignore[no-untyped-call]
+        return self.api_client.call_api(method, url, headers, body, post_params, _request_timeout=timeout)

@@ -52,7 +52,7 @@ def decide(pkg: Package, instance: Mapping[str, Any], observed: Observed, now: d
 def concluded(pkg: Package, instance: Mapping[str, Any], outcome: Outcome, now: datetime,
               settings: Settings) -> Decision:
     """The Decision: status settled (secrets scrubbed first, so an unchanged decision writes an unchanged status)."""
-    prior = view.status(instance)
+    prior = view.recorded_status(instance)
     texts = secrets.secret_texts(pkg, view.given_parameters(instance))
     status = settle(scrubbed(outcome.status, texts), prior, now, settings, view.generation(instance),
                     view.deleting(instance))

@@ -68,7 +68,7 @@ def superseded(scope: PlanScope, records: Mapping[str, Mapping[str, Any]]) -> di
     rolling-update partition lowered step by step): the latest render is the one to keep, so an
     earlier step must not restore its own version of the object as drift.
     """
-    _, descendants = dag_of(scope.plan)
+    descendants = dag_of(scope.plan).descendants
     started = {n for n, r in records.items() if r.get("status") not in (None, PlanStatus.PENDING)}
     refs = refs_by_step(scope.plan, scope.rendered)
     return {
@@ -77,11 +77,20 @@ def superseded(scope: PlanScope, records: Mapping[str, Mapping[str, Any]]) -> di
     }
 
 
+@dataclass(frozen=True)
+class Dag:
+    """A plan's DAG with what every pass reads of it: each step's descendants and layer."""
+
+    graph: nx.DiGraph
+    descendants: Mapping[str, frozenset[str]]
+    depths: Mapping[str, int]
+
+
 @functools.lru_cache(maxsize=256)
-def dag_of(plan: Plan) -> tuple[nx.DiGraph, Mapping[str, frozenset[str]]]:
-    """The plan's DAG and each step's descendants, built once per plan (shared by every pass: read only)."""
+def dag_of(plan: Plan) -> Dag:
+    """The plan's DAG, built once per plan (shared by every pass: read only)."""
     dag = graph.build(plan)
-    return dag, {name: frozenset(nx.descendants(dag, name)) for name in dag}
+    return Dag(dag, {name: frozenset(nx.descendants(dag, name)) for name in dag}, graph.depths(dag))
 
 
 def refs_by_step(plan: Plan, rendered: Rendered) -> dict[str, set[Ref]]:
@@ -106,10 +115,10 @@ def without(scope: StepScope, refs: frozenset[Ref]) -> StepScope:
 
 
 def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, StepResult]:
-    dag, _ = dag_of(scope.plan)
+    dag = dag_of(scope.plan)
     completed = {n for n, r in records.items() if r["status"] == PlanStatus.COMPLETE}
     started = {n for n, r in records.items() if r["status"] != PlanStatus.PENDING}
-    ready = set(graph.frontier(dag, completed, started))
+    ready = set(graph.frontier(dag.graph, completed, started, dag.depths))
     return {s.name: start_step(scope.of(s), records[s.name]) for s in scope.plan.steps if s.name in ready}
 
 

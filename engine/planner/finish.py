@@ -50,23 +50,27 @@ def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json
         for phase in record.get("phases") or []
     ]
     new = {**record, "phases": phases}
-    changed = untimed(new) != untimed(before)
+    changed = not same_untimed(new, before)
     return {**new, "lastUpdatedAt": stamp(now) if changed else before.get("lastUpdatedAt", stamp(now))}
 
 
 def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) -> Json:
-    if before is not None and untimed(step) == untimed(before) and "lastUpdatedAt" in before:
+    if before is not None and "lastUpdatedAt" in before and same_untimed(step, before):
         return {**step, "lastUpdatedAt": before["lastUpdatedAt"]}
     return {**step, "lastUpdatedAt": stamp(now)}
 
 
-def untimed(value: Any) -> Any:
-    """`value` without any `lastUpdatedAt`, for telling whether content changed."""
-    if isinstance(value, Mapping):
-        return {k: untimed(v) for k, v in value.items() if k != "lastUpdatedAt"}
-    if isinstance(value, list):
-        return [untimed(v) for v in value]
-    return value
+def same_untimed(one: Any, other: Any) -> bool:
+    """Whether `one` and `other` are equal once every `lastUpdatedAt` is left out (content unchanged), compared in
+    place: a pass compares its whole plan record with the one before."""
+    if isinstance(one, Mapping) and isinstance(other, Mapping):
+        keys = {k for k in one if k != "lastUpdatedAt"}
+        return keys == {k for k in other if k != "lastUpdatedAt"} and all(same_untimed(one[k], other[k]) for k in keys)
+    if isinstance(one, list) and isinstance(other, list):
+        return len(one) == len(other) and all(same_untimed(a, b) for a, b in zip(one, other, strict=True))
+    if isinstance(one, Mapping | list) or isinstance(other, Mapping | list):
+        return False
+    return bool(one == other)
 
 
 def with_backoff(status: Json, settings: Settings) -> Json:
@@ -114,7 +118,7 @@ def plan_events(name: str, record: Mapping[str, Any], before: Mapping[str, Any])
     old_steps = steps_of(before) if record.get("uid") == before.get("uid") else {}
     for step in steps_of(record).values():
         old = old_steps.get(step["name"]) or {}
-        if step.get("status") == PlanStatus.ERROR and untimed(old) != untimed(step):
+        if step.get("status") == PlanStatus.ERROR and not same_untimed(old, step):
             events.append(Event("StepError", f"plan {name} step {step['name']}: {step.get('message')}", "Warning"))
     return events
 

@@ -16,12 +16,17 @@ from engine.planner.rendering import Rendered
 from engine.planner.stamping import Owner
 from engine.planner.status import PlanStatus
 from engine.planner.times import aware, retry_at, stamp, timeout_at
+from engine.render.cache import Lru
 from engine.render.stamping import claim_templates_as_live
 
 __all__ = ["PlanScope", "StepResult", "StepScope", "check_step", "heal_step", "retry_step", "start_step", "task_scopes"]
 
 Json = dict[str, Any]
 GONE = "<gone>"  # drifted(): the object itself is missing
+# drifted() of a rendered object (shared by the plan memo, never changed) against one version of its live object
+# (uid and resourceVersion name its content): every pass over a settled step checks the same pair again. The entry
+# holds the rendered object, so its id is not reused while the entry lives.
+DRIFTS: Lru[tuple[Mapping[str, Any], str]] = Lru(4096)
 
 
 @dataclass(frozen=True)
@@ -190,7 +195,15 @@ def drifted(obj: Mapping[str, Any], ts: tasks.TaskScope, complete: bool) -> str:
     live = ts.observed.get(ref)
     if live is None:
         return "" if complete and tasks.restartable(ref) else GONE
-    return first_difference(claim_templates_as_live(obj, live), live) or ""
+    meta = live.get("metadata") or {}
+    key = (id(obj), meta.get("uid"), meta.get("resourceVersion"))
+    kept = DRIFTS.get(key) if key[1] and key[2] else None
+    if kept is not None and kept[0] is obj:
+        return kept[1]
+    found = first_difference(claim_templates_as_live(obj, live), live) or ""
+    if key[1] and key[2]:
+        DRIFTS.put(key, (obj, found))
+    return found
 
 
 def drift_event(obj: Mapping[str, Any], why: str) -> Event:

@@ -8,7 +8,7 @@ from typing import Any
 from engine.render.documents import unshared
 
 __all__ = ["FINALIZER", "deleting", "generation", "given_parameters", "has_finalizer", "metadata", "name",
-           "namespace", "plan_execution", "spec", "status", "uid", "version_name"]
+           "namespace", "plan_execution", "recorded_status", "spec", "status", "uid", "version_name"]
 
 FINALIZER = "kplan.dev/cleanup"
 EMPTY: Mapping[str, Any] = {}
@@ -31,6 +31,11 @@ def status(instance: Mapping[str, Any]) -> Json:
     """A private deep copy of the recorded status, safe to change (plain data: a JSON copy, not copy.deepcopy)."""
     copied: Json = unshared(dict(mapping(instance.get("status"))))
     return copied
+
+
+def recorded_status(instance: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The recorded status itself, to read only (`status` gives a copy to change)."""
+    return mapping(instance.get("status"))
 
 
 def name(instance: Mapping[str, Any]) -> str:

@@ -72,7 +72,7 @@ class Runner:
         self._recent = RecentWrites()
         self._packages = PackageCache()
         self._acting = Acting(kube, self._recent)
-        caches.add_handler(self._recent.observe)
+        caches.add_reader(lambda change, obj, _listed: self._recent.observe(change, obj))
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         """One pass over Instance `namespace/name`; seconds until a timer (backoff, timeout) is due, or None.

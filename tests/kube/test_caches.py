@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +12,7 @@ from engine.apiserver.faults import FaultProfile, WatchCut
 from engine.devcluster.cluster import DevCluster
 from engine.kube import Caches, Kube
 
-from .helpers import Changes, configmap, crd, eventually, install_crd, named
+from .helpers import WAIT, Changes, configmap, crd, eventually, install_crd, named
 
 
 @pytest.fixture
@@ -82,6 +83,43 @@ def test_handlers_get_copies(kube: Kube, namespace: str, caches: Caches) -> None
     changes.expect(named("ADDED", "settings"))
 
     assert caches.get("v1", "ConfigMap", "settings", namespace)["metadata"]["name"] == "settings"
+
+
+def test_readers_get_the_cached_object_and_whether_a_listing_found_it(kube: Kube, namespace: str,
+                                                                      caches: Caches) -> None:
+    kube.create(configmap("listed", namespace))
+    seen: list[tuple[str, bool, dict[str, Any]]] = []
+    changes = Changes()
+    caches.add_reader(lambda change, obj, listed: seen.append((change, listed, obj)))
+    caches.add_handler(changes)
+    caches.ensure("v1", "ConfigMap")
+    kube.create(configmap("watched", namespace))
+    changes.expect(named("ADDED", "watched"))
+
+    mine = {obj["metadata"]["name"]: (change, listed, obj) for change, listed, obj in seen
+            if obj["metadata"]["name"] in ("listed", "watched")}
+    assert {name: found[:2] for name, found in mine.items()} == {"listed": ("ADDED", True), "watched": ("ADDED", False)}
+    for name, (_, _, obj) in mine.items():
+        assert obj is caches.shared("v1", "ConfigMap", name, namespace)  # no copy
+
+
+def test_a_reader_may_read_the_kind_whose_first_list_it_is_told_of(kube: Kube, namespace: str,
+                                                                   caches: Caches) -> None:
+    """A manager with a shard selector reads the Instance cache while the Instances' first list is handed out."""
+    kube.create(configmap("listed", namespace, {"a": "1"}))
+    read: list[dict[str, Any] | None] = []
+
+    def reader(_change: str, obj: dict[str, Any], _listed: bool) -> None:
+        if obj["metadata"]["name"] == "listed":
+            read.append(caches.get("v1", "ConfigMap", "listed", namespace))
+
+    caches.add_reader(reader)
+    ensured = threading.Thread(target=caches.ensure, args=("v1", "ConfigMap"), daemon=True)
+    ensured.start()
+    ensured.join(WAIT)
+
+    assert not ensured.is_alive(), "ensure() did not return: the reader's read waited for the list it was told of"
+    assert [found["data"] for found in read if found is not None] == [{"a": "1"}]
 
 
 def test_get_and_list_give_copies_and_shared_gives_the_cached_object(kube: Kube, namespace: str,

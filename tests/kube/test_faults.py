@@ -138,7 +138,7 @@ def test_an_informer_logs_one_transient_watch_failure_quietly_and_a_second_in_a_
                 if len(records) >= 2:
                     two.set()
 
-    informer = Informer(own_kube, "v1", "ConfigMap", label_selector=None, notify=lambda _change, _obj: None)
+    informer = Informer(own_kube, "v1", "ConfigMap", label_selector=None, notify=lambda _change, _obj, _listed: None)
     logger = logging.getLogger("engine.kube.informer")
     recorder, level = Recorder(), logger.level
     logger.addHandler(recorder)

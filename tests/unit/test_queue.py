@@ -1,4 +1,5 @@
-"""WorkQueue: de-duplication, one key never processed twice at once, add_after timers, per-key backoff, shutdown.
+"""WorkQueue: de-duplication, one key never processed twice at once, lanes (FIRST, NORMAL, LATER), add_after timers,
+per-key backoff, shutdown.
 
 Time is a manual clock: timers fire when the test advances it, so nothing here depends on how fast the
 machine is. Threads are synchronised on conditions with deadlines, never by sleeping.
@@ -12,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine.controller.queue import WorkQueue
+from engine.controller.queue import Lane, WorkQueue
 
 DEADLINE = 10.0  # seconds any single condition may take before the test fails
 
@@ -291,3 +292,40 @@ def test_wait_idle_returns_once_every_key_was_processed(queue: WorkQueue) -> Non
     idle.start()
 
     assert queue.wait_idle(DEADLINE)
+
+
+def test_lanes_are_handed_out_first_then_normal_then_later(queue: WorkQueue) -> None:
+    queue.add("ns/later", Lane.LATER)
+    queue.add("ns/normal")
+    queue.add("ns/first", Lane.FIRST)
+    queue.add("ns/normal-2", Lane.NORMAL)
+
+    assert [take(queue) for _ in range(4)] == ["ns/first", "ns/normal", "ns/normal-2", "ns/later"]
+
+
+def test_a_key_moves_up_to_an_earlier_lane_but_never_down(queue: WorkQueue) -> None:
+    for name in ("a", "b", "c"):
+        queue.add(f"ns/{name}", Lane.LATER)
+    queue.add("ns/x")
+    queue.add("ns/c", Lane.FIRST)  # moves up
+    queue.add("ns/x", Lane.LATER)  # stays NORMAL
+
+    assert queue.depth == 4
+    assert [take(queue) for _ in range(4)] == ["ns/c", "ns/x", "ns/a", "ns/b"]
+    assert queue.depth == 0
+
+
+def test_a_moved_key_is_handed_out_once_and_never_while_it_is_processed(queue: WorkQueue) -> None:
+    queue.add("ns/a", Lane.LATER)
+    queue.add("ns/a", Lane.FIRST)
+    assert take(queue) == "ns/a"
+    queue.add("ns/a", Lane.LATER)  # re-added while processed: handed out after done, not from the stale entry
+    queue.add("ns/b", Lane.LATER)
+
+    assert take(queue) == "ns/b"  # the stale entry of ns/a, first in LATER, was skipped: ns/a is being processed
+    waiting = Getter(queue)
+    queue.done("ns/a")
+    assert waiting.result() == "ns/a"
+    queue.done("ns/a")
+    queue.done("ns/b")
+    assert queue.wait_idle(0)
