@@ -115,7 +115,11 @@ class Api:
         if verb == "create" and crds.is_terminating_crd(self, target.rt):
             raise ApiError(405, "MethodNotAllowed", "create not allowed while custom resource definition is "
                                                     "terminating", {})
-        return HANDLERS[verb](self, target, req)
+        response = HANDLERS[verb](self, target, req)
+        lost = None if req.in_process else self.faults.answer_lost(verb)
+        if lost is not None:
+            raise lost
+        return response
 
     def _inject_faults(self, verb: str) -> None:
         delay = self.faults.latency()

@@ -28,6 +28,9 @@ class WatchCut(StrEnum):
 class FaultProfile:
     error_rate: Mapping[str, float] = field(default_factory=dict)  # verb (get, list, watch, create, ... or "*")
     error_codes: tuple[int, ...] = (500, 429, 503)  # drawn uniformly for each injected error
+    # verb -> share of requests carried out whose answer is then lost: a 500, as when etcd commits a write but
+    # the API server's wait for it times out
+    lost_answer_rate: Mapping[str, float] = field(default_factory=dict)
     retry_after_seconds: int = 1
     latency_seconds: float = 0.0  # added to every resource request
     latency_jitter_seconds: float = 0.0  # plus a uniform random share of this
@@ -39,7 +42,7 @@ class FaultProfile:
 
     @property
     def active(self) -> bool:
-        return bool(self.error_rate or self.latency_seconds or self.latency_jitter_seconds
+        return bool(self.error_rate or self.lost_answer_rate or self.latency_seconds or self.latency_jitter_seconds
                     or self.watch_max_events is not None or self.watch_max_seconds is not None
                     or self.expire_next_watch)
 
@@ -74,6 +77,17 @@ class FaultInjector:
         if code == 503:
             return unavailable(p.retry_after_seconds)
         return internal_error("injected fault")
+
+    def answer_lost(self, verb: str) -> ApiError | None:
+        """The 500 that replaces the answer of a request already carried out, when the profile draws one."""
+        p = self.profile
+        rate = p.lost_answer_rate.get(verb, p.lost_answer_rate.get(ANY_VERB, 0.0))
+        if rate <= 0:
+            return None
+        with self._lock:
+            if self._rng.random() >= rate:
+                return None
+        return internal_error("injected fault after the request was carried out")
 
     def take_expiry(self) -> bool:
         """True once after the profile asked to expire the next watch."""

@@ -13,7 +13,13 @@ from engine.cli import flags, progress
 from engine.cli.cluster import INSTANCE, connect_from, require_crds
 from engine.cli.following import Target, ended_with, follow
 from engine.cli.preflight import Prepared, prepare
-from engine.cli.records import check_versions, instance_object, packages_to_record, record_packages
+from engine.cli.records import (
+    check_versions,
+    instance_object,
+    packages_to_record,
+    record_packages,
+    same_as_sent,
+)
 from engine.errors import PermanentError
 from engine.kube import Kube
 from engine.model import Package
@@ -58,7 +64,8 @@ def record_instance(kube: Kube, prepared: Prepared, name: str,
     packages = packages_to_record(prepared.pkg, prepared.dependencies)
     check_versions(kube, packages, prepared.dependencies, namespace)
     lines = record_packages(kube, packages, namespace, prepared.origins)
-    created = kube.create(instance_object(prepared.pkg, name, namespace, prepared.given, runner=runner))
+    instance = instance_object(prepared.pkg, name, namespace, prepared.given, runner=runner)
+    created = kube.create(instance, same=same_as_sent(instance))
     return created, [*lines, f"instance.kplan.dev/{name} created"]
 
 

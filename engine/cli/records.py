@@ -7,7 +7,7 @@ creates anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,8 +133,23 @@ def create_missing(kube: Kube, obj: Mapping[str, Any]) -> bool:
     if kube.get(api_version, kind, str(obj["metadata"]["name"]), str(obj["metadata"]["namespace"])) is not None:
         return False
     try:
-        kube.create(obj)
+        kube.create(obj, same=same_as_sent(obj))
     except AlreadyExists:  # created meanwhile by someone else: as good
         return False
     return True
+
+
+def same_as_sent(sent: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether an object found where `sent` was created is `sent` (its spec, labels and annotations): the create
+    whose answer was lost, not someone else's."""
+    meta = sent.get("metadata") or {}
+
+    def same(found: Mapping[str, Any]) -> bool:
+        live = found.get("metadata") or {}
+        return found.get("spec") == sent.get("spec") and all(
+            (live.get(part) or {}).get(key) == value
+            for part in ("labels", "annotations") for key, value in (meta.get(part) or {}).items()
+        )
+
+    return same
 

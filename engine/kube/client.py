@@ -7,9 +7,10 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from engine.errors import ApiUnavailable
 from engine.kube.clock import Clock, SystemClock
 from engine.kube.discovery import Discovery, Resource
-from engine.kube.errors import NotFound, NotKubernetes
+from engine.kube.errors import AlreadyExists, NotFound, NotKubernetes
 from engine.kube.events import record_event
 from engine.kube.fence import Fence
 from engine.kube.managers import hand_over
@@ -164,11 +165,38 @@ class Kube:
                 return items, str(meta.get("resourceVersion") or "")
             query["continue"] = str(meta["continue"])
 
-    def create(self, obj: Mapping[str, Any], *, field_manager: str | None = None) -> dict[str, Any]:
-        """Create `obj`; AlreadyExists when its name is taken."""
+    def create(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+        same: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> dict[str, Any]:
+        """Create `obj`; AlreadyExists when its name is taken.
+
+        A POST answered 500/502/504 or cut may have been carried out, so it is not sent again — unless `same` tells
+        what was sent from someone else's object: then it is resent by the retry rules, and an AlreadyExists after
+        a resend is the lost answer of an earlier attempt when `same(found)`, which is returned as created."""
         resource, namespace, name = self._locate(obj)
         path, query = resource.path(namespace), manager_query(field_manager)
-        return self._object_call("create", resource, namespace, name, "POST", path, query, dict(obj))
+        resent = 0
+        while True:
+            try:
+                return self._object_call("create", resource, namespace, name, "POST", path, query, dict(obj))
+            except AlreadyExists:
+                found = self.get(resource.api_version, resource.kind, name, namespace) if resent else None
+                if found is None or same is None or not same(found):
+                    raise
+                return found
+            except ApiUnavailable as exc:
+                retrying, cause = self.transport.retrying, exc.__cause__
+                if same is None or retrying is None or not isinstance(cause, Exception):
+                    raise
+                pause = retrying.pause(resent, cause, "RESEND")
+                if pause is None:
+                    raise
+                retrying.wait(pause)
+                resent += 1
 
     def replace(
         self, obj: Mapping[str, Any], *, subresource: str | None = None, field_manager: str | None = None

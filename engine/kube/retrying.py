@@ -2,8 +2,8 @@
 
 429 and 503 mean the server did not act, and a refused connection never reached it: those are
 retried for every request. Other 5xx answers (500, 502, 504) and cut or timed-out connections
-may come after the server acted, so only requests that are safe to repeat (everything but POST)
-retry them. Waits double from `first_wait` up to `max_wait`, or last what Retry-After asks;
+may come after the server acted, so only requests that are safe to repeat (everything but POST, and a POST
+whose caller tells its own object from another's: `Kube.create(same=)`) retry them. Waits double from `first_wait` up to `max_wait`, or last what Retry-After asks;
 a request gives up after `max_retries` retries (client-go's ten) or when the next wait would
 pass the deadline, and its error then says how many attempts it made.
 """
@@ -44,7 +44,8 @@ class Retrying:
         return self.deadline - self.clock.monotonic()
 
     def pause(self, retries: int, exc: Exception, method: str) -> float | None:
-        """Seconds to wait before retry number `retries + 1`, or None to give up."""
+        """Seconds to wait before retry number `retries + 1`, or None to give up. A POST whose caller can tell its
+        own earlier attempt from someone else's object (`Kube.create(same=)`) passes `method="RESEND"`."""
         if retries >= self.max_retries or not retryable(exc, method):
             return None
         wait = retry_after(exc)
