@@ -1,11 +1,11 @@
 """Retrying transient API failures within a deadline, as kubectl does.
 
-429 and 503 mean the server did not act, and a refused connection never reached it: those are
-retried for every request. Other 5xx answers (500, 502, 504) and cut or timed-out connections
-may come after the server acted, so only requests that are safe to repeat (everything but POST, and a POST
-whose caller tells its own object from another's: `Kube.create(same=)`) retry them. Waits double from `first_wait` up to `max_wait`, or last what Retry-After asks;
-a request gives up after `max_retries` retries (client-go's ten) or when the next wait would
-pass the deadline, and its error then says how many attempts it made.
+429 and 503 mean the server did not act, and a refused connection never reached it: those are retried for
+every request. Other 5xx answers (500, 502, 504) and cut or timed-out connections may come after the server
+acted, so only requests that are safe to repeat retry them: everything but POST, and a POST whose caller tells
+its own object from another's (`Kube.create(same=)`). Waits double from `first_wait` up to `max_wait`, or last
+what Retry-After asks; a request gives up after `max_retries` retries (client-go's ten) or when the next wait
+would pass the deadline, and its error then says how many attempts it made.
 """
 
 from __future__ import annotations
