@@ -111,6 +111,7 @@ def hostile(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "tracebacks": sum(n for k, n in tally.outcomes.items() if k.endswith(":traceback")),
         "hangs": sum(n for k, n in tally.outcomes.items() if k.endswith(":hang")),
         "verify_passes_template_refuses": tally.verify_passes_template_refuses,
+        "verify_passes_template_refuses_first": tally.disagreements,
         "installs": sum(installs.outcomes.values()),
         "install_outcomes": dict(sorted(installs.outcomes.items())),
         "installs_refused": installs.refused,

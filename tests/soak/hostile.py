@@ -44,6 +44,9 @@ HANG_SECONDS = 60  # a command still running after this long is a hang
 MEMORY_MIB = 256  # a command that raises the process's peak RSS by more than this breaks the memory bound
 HUGE = 50 * 1024 * 1024
 # An error is clear when it names a file, the package, a parameter or the object the cluster refused.
+# A package whose parameter is required and has no default is valid: `template` without -p refuses it for want of
+# the value a user must give, which is no disagreement with `verify`.
+NEEDS_A_VALUE = re.compile(r"^error: parameter '[^']+' is required and has no default$")
 NAMED = re.compile(r"[\w.-]+\.(yaml|yml|md|txt|tgz)\b|\bpackage\b|\bparameter '|\boperatorversion \S+|\binstance '")
 
 Mutation = Callable[[Path, random.Random], None]
@@ -75,6 +78,7 @@ class Tally:
     mutants: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     verify_passes_template_refuses: int = 0
+    disagreements: list[str] = field(default_factory=list)  # the first of those: mutant, and template's words
     refused: int = 0  # installs that ended with exit 1
     slowest_seconds: float = 0.0
     findings: list[str] = field(default_factory=list)
@@ -337,8 +341,10 @@ def try_mutant(folder: Path, mutation: str, tally: Tally, hang_seconds: int = HA
     tally.mutants += 1
     tally.add(mutation, verified)
     tally.add(mutation, rendered)
-    if verified.code == 0 and rendered.code == 1:
+    if verified.code == 0 and rendered.code == 1 and not NEEDS_A_VALUE.match(rendered.message.strip()):
         tally.verify_passes_template_refuses += 1
+        if len(tally.disagreements) < 20:
+            tally.disagreements.append(f"{mutation}: {rendered.message.strip()[:300]}")
     return verified, rendered
 
 

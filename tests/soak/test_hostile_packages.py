@@ -70,3 +70,16 @@ def test_a_50_mb_file_is_refused_clearly_within_the_bounds_and_installs_nothing(
     outcomes = [*try_mutant(folder, f"huge {what}", tally), try_install(cluster, kubeconfig, folder, "huge", tally)]
     assert tally.bad() == 0, tally.findings
     assert [(o.code, "is larger than 1024 KiB" in o.message) for o in outcomes] == [(1, True)] * 3, outcomes
+
+
+def test_a_required_parameter_without_default_is_no_disagreement(tmp_path: Path) -> None:
+    folder = tmp_path / "package"
+    shutil.copytree(BASES["minimal"], folder)
+    params = folder / "params.yaml"
+    params.write_text(params.read_text(encoding="utf-8").replace("    default: 1\n", "    required: true\n"),
+                      encoding="utf-8")
+    tally = Tally()
+    verified, rendered = try_mutant(folder, "minimal/required", tally)
+    assert (verified.code, rendered.code) == (0, 1)  # valid, but template needs the value a user must give
+    assert "is required and has no default" in rendered.message
+    assert tally.verify_passes_template_refuses == 0 and not tally.disagreements
