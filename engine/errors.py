@@ -46,6 +46,8 @@ __all__ = [
 class KplanError(Exception):
     """Base of every error kplan raises on purpose."""
 
+    attempts = 1  # of the request that ended with it, when it was sent again by the retry rules
+
 
 class PermanentError(KplanError):
     """Retrying with the same input cannot help."""

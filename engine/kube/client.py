@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from engine.errors import ApiUnavailable
 from engine.kube.clock import Clock, SystemClock
 from engine.kube.discovery import Discovery, Resource
 from engine.kube.errors import AlreadyExists, NotFound, NotKubernetes
@@ -179,24 +178,14 @@ class Kube:
         a resend is the lost answer of an earlier attempt when `same(found)`, which is returned as created."""
         resource, namespace, name = self._locate(obj)
         path, query = resource.path(namespace), manager_query(field_manager)
-        resent = 0
-        while True:
-            try:
-                return self._object_call("create", resource, namespace, name, "POST", path, query, dict(obj))
-            except AlreadyExists:
-                found = self.get(resource.api_version, resource.kind, name, namespace) if resent else None
-                if found is None or same is None or not same(found):
-                    raise
-                return found
-            except ApiUnavailable as exc:
-                retrying, cause = self.transport.retrying, exc.__cause__
-                if same is None or retrying is None or not isinstance(cause, Exception):
-                    raise
-                pause = retrying.pause(resent, cause, "RESEND")
-                if pause is None:
-                    raise
-                retrying.wait(pause)
-                resent += 1
+        try:
+            return self._object_call("create", resource, namespace, name, "POST", path, query, dict(obj),
+                                     repeatable=True if same is not None else None)
+        except AlreadyExists as exc:
+            found = self.get(resource.api_version, resource.kind, name, namespace) if exc.attempts > 1 else None
+            if found is None or same is None or not same(found):
+                raise
+            return found
 
     def replace(
         self, obj: Mapping[str, Any], *, subresource: str | None = None, field_manager: str | None = None
@@ -305,10 +294,12 @@ class Kube:
         query: Mapping[str, str] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        repeatable: bool | None = None,
     ) -> dict[str, Any]:
         what = describe(resource.kind, namespace, name or "(generated name)")
         answer = self.transport.request(
-            method, path, action=action, what=what, query=query, body=body, content_type=content_type
+            method, path, action=action, what=what, query=query, body=body, content_type=content_type,
+            repeatable=repeatable,
         )
         found: dict[str, Any] = answer or {}
         return with_type(found, resource.api_version, resource.kind)

@@ -43,10 +43,10 @@ class Retrying:
     def remaining(self) -> float:
         return self.deadline - self.clock.monotonic()
 
-    def pause(self, retries: int, exc: Exception, method: str) -> float | None:
-        """Seconds to wait before retry number `retries + 1`, or None to give up. A POST whose caller can tell its
-        own earlier attempt from someone else's object (`Kube.create(same=)`) passes `method="RESEND"`."""
-        if retries >= self.max_retries or not retryable(exc, method):
+    def pause(self, retries: int, exc: Exception, method: str, repeatable: bool | None = None) -> float | None:
+        """Seconds to wait before retry number `retries + 1`, or None to give up; `repeatable` overrides what the
+        method says (a POST whose caller tells its own object from another's, `Kube.create(same=)`)."""
+        if retries >= self.max_retries or not retryable(exc, method, repeatable):
             return None
         wait = retry_after(exc)
         if wait is None:
@@ -57,9 +57,10 @@ class Retrying:
         self.clock.wait(self._never, seconds)
 
 
-def retryable(exc: Exception, method: str) -> bool:
+def retryable(exc: Exception, method: str, repeatable: bool | None = None) -> bool:
     """Whether a request that failed with `exc` may be sent again."""
-    repeatable = method.upper() not in NOT_REPEATABLE
+    if repeatable is None:
+        repeatable = method.upper() not in NOT_REPEATABLE
     if isinstance(exc, ApiException) and exc.status:
         return exc.status in ALWAYS or (repeatable and exc.status in IF_REPEATABLE)
     return repeatable or refused(exc)

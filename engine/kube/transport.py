@@ -109,8 +109,11 @@ class Transport:
         body: Any = None,
         content_type: str = JSON,
         timeout: float = REQUEST_TIMEOUT,
+        repeatable: bool | None = None,
     ) -> Any:
-        """The decoded JSON body of a 2xx answer; raises the kplan error for anything else."""
+        """The decoded JSON body of a 2xx answer; raises the kplan error for anything else (its `attempts` say how
+        often it was sent). `repeatable` overrides the method's word on resending after an answer that may come
+        after the server acted."""
 
         def attempt() -> Any:
             response = self._send(method, path, query, body, content_type, self._timeouts(what, timeout))
@@ -119,7 +122,7 @@ class Transport:
                 raise ApiException(http_resp=response)
             return json.loads(data) if data else None
 
-        return self._retried(method, action, what, attempt)
+        return self._retried(method, action, what, attempt, repeatable)
 
     def open_stream(
         self, path: str, *, action: str, what: str, query: Mapping[str, str], read_timeout: float | None
@@ -137,7 +140,9 @@ class Transport:
 
         return self._retried("GET", action, what, attempt)
 
-    def _retried(self, method: str, action: str, what: str, attempt: Callable[[], T]) -> T:
+    def _retried(
+        self, method: str, action: str, what: str, attempt: Callable[[], T], repeatable: bool | None = None
+    ) -> T:
         """`attempt()`, sent again while `retrying` allows; the kplan error once it does not."""
         retries = 0
         while True:
@@ -146,9 +151,11 @@ class Transport:
             except _NETWORK_ERRORS as exc:
                 if self.fence is not None and self.fence.remaining() <= 0:
                     raise LeadershipLost(what) from exc
-                pause = self.retrying.pause(retries, exc, method) if self.retrying else None
+                pause = self.retrying.pause(retries, exc, method, repeatable) if self.retrying else None
                 if self.retrying is None or pause is None:
-                    raise given_up(api_error(exc, action, what, self.server), retries) from exc
+                    error = given_up(api_error(exc, action, what, self.server), retries)
+                    error.attempts = retries + 1
+                    raise error from exc
             self.retrying.wait(pause)
             retries += 1
 
