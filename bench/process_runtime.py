@@ -83,7 +83,7 @@ def pods_figures(count: int) -> dict[str, Any]:
 
 
 def ml_workflow_seconds() -> float:
-    nodes = (Node("node1", {"node.kplan.dev/name": "node1"}), Node("node2", {"node.kplan.dev/name": "node2"}))
+    nodes = (Node("node-1", {"node.kplan.dev/name": "node-1"}), Node("node-2", {"node.kplan.dev/name": "node-2"}))
     with tempfile.TemporaryDirectory() as folder, LocalCluster(nodes, Path(folder), runtime="process") as local:
         kubeconfig = str(local.kubeconfig)
         started = time.monotonic()
