@@ -26,7 +26,8 @@ token-server:
 	tools/token-server/build.sh
 
 # The peer bench/vs_helm.py measures kplan against: Helm v4.3.1 from the Go module proxy (tools/helm) into
-# ~/.cache/kplan/helm-v4.3.1 (KPLAN_HELM_DIR overrides); a no-op once built.
+# ~/.cache/kplan/helm-v4.3.1 (KPLAN_HELM_DIR overrides); a no-op once built. `make test` builds it too: tests/bench
+# runs every benchmark at a tiny size.
 helm:
 	tools/helm/build.sh
 
@@ -40,7 +41,7 @@ unit: install
 
 # A test that fails is run once more on its own before the run fails (the real backend's timing varies with the
 # machine's load); the first failures stay in the output above the second run's summary.
-test: lint control-plane token-server
+test: lint control-plane token-server helm
 	$(BIN)/pytest -q -rfE || { echo "--- running the failed tests once more"; $(BIN)/pytest -q -rfE --lf; }
 
 demo: install

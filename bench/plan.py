@@ -37,7 +37,7 @@ from _common import (
 from engine.devcluster.backends import Cluster
 from engine.kube import Kube, connect
 
-STEPS = 50
+STEPS = 50  # steps of each package, unless --steps says otherwise
 WAIT = 300.0  # seconds a plan may take before the benchmark gives up
 
 
@@ -64,10 +64,10 @@ class JobClock:
         return [self.completed[n] - self.created[n] for n in self.created if n in self.completed]
 
 
-def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str) -> dict[str, Any]:
+def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, steps: int) -> dict[str, Any]:
     namespace = f"bench-{strategy}-{uuid.uuid4().hex[:6]}"
     observer.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    files = step_package(f"bench-{strategy}", STEPS, strategy)
+    files = step_package(f"bench-{strategy}", steps, strategy)
     observer.create({"apiVersion": "kplan.dev/v1alpha1", "kind": "OperatorVersion",
                      "metadata": {"name": f"bench-{strategy}-0.1.0", "namespace": namespace},
                      "spec": {"operator": {"name": f"bench-{strategy}"}, "version": "0.1.0", "files": files}})
@@ -88,18 +88,18 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str) 
     jobs.stop()
     latencies = jobs.latencies()
     simulator = sum(latencies) if strategy == "serial" else max(latencies)
-    objects = 2 * STEPS
+    objects = 2 * steps
     return {
-        "steps": STEPS,
+        "steps": steps,
         "applied_objects": objects,
         "wall_seconds": round(wall, 3),
         "api_round_trips": calls,
         "api_round_trip_seconds": round(round_trips, 3),
         "simulated_duration_seconds": 0.0,
         "simulator_latency_seconds_on_critical_path": round(simulator, 3),
-        "simulator_latency_ms_per_step": round(simulator / STEPS * 1000, 2),
-        "engine_overhead_per_step_ms": round((wall - round_trips) / STEPS * 1000, 2),
-        "engine_overhead_per_step_excluding_simulator_ms": round((wall - round_trips - simulator) / STEPS * 1000, 2),
+        "simulator_latency_ms_per_step": round(simulator / steps * 1000, 2),
+        "engine_overhead_per_step_ms": round((wall - round_trips) / steps * 1000, 2),
+        "engine_overhead_per_step_excluding_simulator_ms": round((wall - round_trips - simulator) / steps * 1000, 2),
         "api_requests_per_applied_object": per_unit(requests, objects),
         "reconciles": manager.metrics.reconciles,
     }
@@ -108,6 +108,7 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_backend_flag(parser, both=True)
+    parser.add_argument("--steps", type=int, default=STEPS, help=f"steps of each package (default {STEPS})")
     args = parser.parse_args()
     figures: dict[str, Any] = {"benchmark": "plan", **machine()}
     for backend in chosen_backends(args.backend):
@@ -115,8 +116,9 @@ def main() -> None:
             kubeconfig = served.write_kubeconfig(Path(folder) / "config")
             with connect(str(kubeconfig)) as observer:
                 install_crds(observer)
-                figures[backend] = {"chain_of_50": scenario(served, observer, kubeconfig, "serial"),
-                                    "parallel_50": scenario(served, observer, kubeconfig, "parallel")}
+                figures[backend] = {
+                    f"chain_of_{args.steps}": scenario(served, observer, kubeconfig, "serial", args.steps),
+                    f"parallel_{args.steps}": scenario(served, observer, kubeconfig, "parallel", args.steps)}
     print(json.dumps(figures, indent=2))
 
 

@@ -14,12 +14,14 @@ measures that alone). Each figure is bounded by a count and a time budget.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,7 @@ from engine.package import loader, verify
 ROOT = Path(__file__).resolve().parent.parent
 OPERATORS = ROOT / "operators"
 KPLAN = Path(sys.executable).with_name("kplan")
-BUDGET = 1.0  # seconds each rate is measured for
 MAX_RENDERS = 20000
-CLI_REPEATS = 3
-VERIFY_REPEATS = 20
 SETTINGS = 40  # entries the large template loops over
 
 SMALL = """apiVersion: v1
@@ -146,32 +145,39 @@ parameters:
     return loader.from_files(files, "render-bench")
 
 
-def per_second(work: Callable[[], object]) -> float:
-    """Calls of `work` per second over BUDGET seconds (at most MAX_RENDERS calls)."""
-    return rates(work)[0]
+@dataclass(frozen=True)
+class Limits:
+    budget: float = 1.0  # seconds each rate is measured for
+    cli_repeats: int = 3  # runs of each command, for a median
+    verify_repeats: int = 20  # in-process verifications of each package, for a median
 
 
-def rates(work: Callable[[], object]) -> tuple[float, float]:
-    """Calls of `work` per second of wall time and per second of this process's CPU time, over BUDGET seconds
+def per_second(work: Callable[[], object], limits: Limits) -> float:
+    """Calls of `work` per second over the budget (at most MAX_RENDERS calls)."""
+    return rates(work, limits)[0]
+
+
+def rates(work: Callable[[], object], limits: Limits) -> tuple[float, float]:
+    """Calls of `work` per second of wall time and per second of this process's CPU time, over the budget
     (at most MAX_RENDERS calls). On a loaded machine the wall-time rate follows the CPU share the process gets;
     the CPU-time rate much less."""
     work()  # a first call outside the clock: imports, and the cache's first compile
     start, cpu = time.perf_counter(), time.process_time()
     done = 0
-    while done < MAX_RENDERS and time.perf_counter() - start < BUDGET:
+    while done < MAX_RENDERS and time.perf_counter() - start < limits.budget:
         work()
         done += 1
     wall, used = time.perf_counter() - start, time.process_time() - cpu
     return round(done / wall, 1), round(done / max(used, 1e-9), 1)
 
 
-def template_rates(pkg: Package, file: str, ctx: render.RenderContext) -> dict[str, Any]:
+def template_rates(pkg: Package, file: str, ctx: render.RenderContext, limits: Limits) -> dict[str, Any]:
     objects = render.render_template(pkg, file, ctx)
     cache = render.CompiledTemplates()
-    uncached, uncached_cpu = rates(lambda: render.render_template(pkg, file, ctx))
-    cached, cached_cpu = rates(lambda: render.render_template(pkg, file, ctx, cache=cache))
+    uncached, uncached_cpu = rates(lambda: render.render_template(pkg, file, ctx), limits)
+    cached, cached_cpu = rates(lambda: render.render_template(pkg, file, ctx, cache=cache), limits)
     memo = render.RenderedTemplates()
-    memoised, memoised_cpu = rates(lambda: render.render_template(pkg, file, ctx, cache=cache, memo=memo))
+    memoised, memoised_cpu = rates(lambda: render.render_template(pkg, file, ctx, cache=cache, memo=memo), limits)
     output = sum(len(json.dumps(obj)) for obj in objects)
     return {"source_lines": pkg.templates[file].count("\n"), "objects": len(objects), "output_json_bytes": output,
             "renders_per_second_uncached": uncached, "renders_per_second_cached": cached,
@@ -189,8 +195,9 @@ def templates_of(pkg: Package, plan: str) -> int:
     return count
 
 
-def plan_rate(pkg: Package, plan: str, ctx: render.RenderContext, cache: render.CompiledTemplates | None) -> float:
-    return per_second(lambda: render.render_plan(pkg, plan, ctx, cache=cache))
+def plan_rate(pkg: Package, plan: str, ctx: render.RenderContext, cache: render.CompiledTemplates | None,
+              limits: Limits) -> float:
+    return per_second(lambda: render.render_plan(pkg, plan, ctx, cache=cache), limits)
 
 
 def test_values(folder: Path) -> dict[str, Any]:
@@ -216,7 +223,7 @@ def plan_values(pkg: Package, folder: Path) -> dict[str, Any]:
     return params.resolve(pkg, {k: v for k, v in test_values(folder).items() if k in needed} if needed else {})
 
 
-def plan_rates(folder: Path) -> dict[str, Any]:
+def plan_rates(folder: Path, limits: Limits) -> dict[str, Any]:
     try:
         pkg = loader.load(str(folder))
         values = plan_values(pkg, folder)
@@ -227,7 +234,8 @@ def plan_rates(folder: Path) -> dict[str, Any]:
     for plan in sorted(pkg.plans):
         rendered = render.render_plan(pkg, plan, ctx)
         templates = templates_of(pkg, plan)
-        uncached, cached = plan_rate(pkg, plan, ctx, None), plan_rate(pkg, plan, ctx, render.CompiledTemplates())
+        uncached = plan_rate(pkg, plan, ctx, None, limits)
+        cached = plan_rate(pkg, plan, ctx, render.CompiledTemplates(), limits)
         figures[plan] = {
             "templates": templates,
             "objects": sum(len(objects) for objects in rendered.values()),
@@ -254,29 +262,37 @@ def run_cli(*args: str) -> None:
         raise RuntimeError(f"kplan {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}")
 
 
-def verify_times(folder: Path) -> dict[str, Any]:
+def verify_times(folder: Path, limits: Limits) -> dict[str, Any]:
     files = loader.read_files(str(folder))
     pkg, problems = verify.verify(files, str(folder))
-    in_process = median_seconds(lambda: verify.verify(loader.read_files(str(folder)), str(folder)), VERIFY_REPEATS)
-    command = median_seconds(lambda: run_cli("package", "verify", str(folder)), CLI_REPEATS)
+    in_process = median_seconds(lambda: verify.verify(loader.read_files(str(folder)), str(folder)),
+                                limits.verify_repeats)
+    command = median_seconds(lambda: run_cli("package", "verify", str(folder)), limits.cli_repeats)
     return {"valid": pkg is not None, "problems": len(problems), "in_process_ms_median": round(in_process * 1000, 2),
             "command_seconds_median": round(command, 3)}
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=Limits.budget, help="seconds each rate is measured for")
+    parser.add_argument("--repeats", type=int, default=Limits.cli_repeats,
+                        help=f"runs of each command (default {Limits.cli_repeats}; in-process verifications: "
+                             f"{Limits.verify_repeats // Limits.cli_repeats} times as many)")
+    args = parser.parse_args()
+    limits = Limits(args.budget, args.repeats, args.repeats * (Limits.verify_repeats // Limits.cli_repeats))
     started = time.perf_counter()
     figures: dict[str, Any] = {"bench": "render", **machine()}
     pkg = synthetic_package()
     ctx = render.RenderContext(instance="bench", namespace="default",
                                params=params.resolve(pkg, {"settings": {f"key-{i}": f"value {i}"
                                                                         for i in range(SETTINGS)}}))
-    figures["render_template"] = {"small": template_rates(pkg, "small.yaml", ctx),
-                                  "large": template_rates(pkg, "large.yaml", ctx)}
+    figures["render_template"] = {"small": template_rates(pkg, "small.yaml", ctx, limits),
+                                  "large": template_rates(pkg, "large.yaml", ctx, limits)}
     packages = sorted(p for p in OPERATORS.iterdir() if (p / "operator.yaml").is_file())
-    figures["render_plan"] = {folder.name: plan_rates(folder) for folder in packages}
+    figures["render_plan"] = {folder.name: plan_rates(folder, limits) for folder in packages}
     figures["kplan_version_command_seconds_median"] = round(median_seconds(lambda: run_cli("version"),
-                                                                           CLI_REPEATS), 3)
-    figures["package_verify"] = {folder.name: verify_times(folder) for folder in packages}
+                                                                           limits.cli_repeats), 3)
+    figures["package_verify"] = {folder.name: verify_times(folder, limits) for folder in packages}
     figures["wall_seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(figures, indent=2))
 
