@@ -50,7 +50,7 @@ demo: install
 # Every figure on the dev cluster, then those that apply to a real one on the real control plane too
 # (plan.py and instances.py run both backends by themselves).
 bench: install control-plane helm
-	for b in $(filter-out bench/soak.py bench/faults_soak.py,$(wildcard bench/*.py)); do $(BIN)/python $$b || exit 1; done
+	for b in $(filter-out bench/soak.py bench/faults_soak.py bench/profile.py,$(wildcard bench/*.py)); do $(BIN)/python $$b || exit 1; done
 	for b in bench/run_vs_kubectl.py bench/vs_helm.py; do $(BIN)/python $$b --backend real || exit 1; done
 
 # The long soak (tests/soak and tests/e2e/test_soak_*.py are its short form): 10,000 hostile packages, 200

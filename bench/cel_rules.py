@@ -32,8 +32,9 @@ WIDGET = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name":
 
 def schema(with_rules: bool) -> dict[str, Any]:
     spec: dict[str, Any] = {"type": "object", "properties": {
-        "replicas": {"type": "integer"}, "tags": {"type": "array", "maxItems": 16, "items": {"type": "string", "maxLength": 63}},
-        "memory": {"type": "string", "maxLength": 16}}}  # bounded, or the rules' estimated cost is refused
+        # bounded, or the rules' estimated cost is refused
+        "replicas": {"type": "integer"}, "memory": {"type": "string", "maxLength": 16},
+        "tags": {"type": "array", "maxItems": 16, "items": {"type": "string", "maxLength": 63}}}}
     if with_rules:
         spec["x-kubernetes-validations"] = [{"rule": RULE}, {"rule": "self.replicas == oldSelf.replicas"}]
         spec["properties"]["replicas"]["x-kubernetes-validations"] = [{"rule": "self >= 0"}]

@@ -1,7 +1,7 @@
-"""The benchmarks `make bench` runs, each at a tiny size: every script ends with exit 0 and prints one JSON object
-holding the figures bench/README.md reports from it, on each backend it runs on. The figures' values are not
-judged (speed lives in bench/, not in tests; an overhead net of overlapping times may be negative), only that
-each is measured and is a number."""
+"""The benchmarks `make bench` runs (and bench/profile.py), each at a tiny size: every script ends with exit 0 and
+prints one JSON object holding the figures bench/README.md reports from it, on each backend it runs on. The
+figures' values are not judged (speed lives in bench/, not in tests; an overhead net of overlapping times may be
+negative), only that each is measured and is a number."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "process_runtime": (["--pods", "2"], ["without_volume.one_at_a_time.p50_ms", "ml_workflow_deploy_s"]),
     "devcluster": ([], ["ssa_apply_configmap_create_rps", "watch_latency_ms_p99", "list_1000_ms_p50"]),
     "cel_rules": ([], ["rule_evaluations_per_s", "cr_creates_per_s_with_rules"]),
+    "profile": (["--gil", "plan.py", "--backend", "dev", "--steps", "2"], ["samples", "roles.main.share"]),
     "yaml_loaders": ([], [f"documents_per_second.large.yaml.{side}" for side in ("kplan parse_objects", "yaml_rs")]),
 }
 
