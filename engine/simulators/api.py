@@ -14,13 +14,16 @@ MERGE_PATCH = "application/merge-patch+json"
 
 
 class ClusterApi(Protocol):
-    """The part of DevCluster the simulators use."""
+    """The part of DevCluster the simulators use (`shared`: answers and changes may be the stored objects
+    themselves, which the simulators never change)."""
 
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
-                content_type: str = "application/json", user_agent: str = "devcluster") -> tuple[int, JsonDict]: ...
+                content_type: str = "application/json", user_agent: str = "devcluster",
+                shared: bool = False) -> tuple[int, JsonDict]: ...
 
     def subscribe(self, callback: Callable[[str, JsonDict], None], *,
-                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False) -> Callable[[], None]: ...
+                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False,
+                  shared: bool = False) -> Callable[[], None]: ...
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ class Api:
               content_type: str = "application/json") -> JsonDict:
         try:
             code, answer = self._cluster.request(method, path, query=query, body=body, content_type=content_type,
-                                                 user_agent="devcluster-simulators")
+                                                 user_agent="devcluster-simulators", shared=True)
         except OSError as err:  # no answer (a real API server restarting): retried like a refusal, no traceback
             raise ApiFailure(0, method, path, {"message": str(err)}) from err
         if code >= 300:

@@ -75,7 +75,7 @@ class Simulation:
 
     def start(self) -> None:
         kinds = [(kind.api_version, kind.kind) for kind in self._cache.kinds]
-        self._unsubscribe = self._cluster.subscribe(self.on_event, kinds=kinds, inline=True)
+        self._unsubscribe = self._cluster.subscribe(self.on_event, kinds=kinds, inline=True, shared=True)
         for kind in self._cache.kinds:
             self._cache.fill(kind, self._api.fetch_all(kind))
         self.timers.start()
