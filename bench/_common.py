@@ -261,13 +261,18 @@ class RequestCount:
 
 
 def _serve_cluster(conn: Connection, nodes: Sequence[str], kubeconfig: str, backend: str) -> None:
+    imported = cpu_seconds()  # the spawned process imported the benchmark's modules (the manager side's too)
     with cluster(backend, nodes=nodes) as served:
         served.write_kubeconfig(kubeconfig)
+        started = cpu_seconds()
         conn.send(served.url)
         conn.recv()  # anything: stop
+        serving = cpu_seconds() - started
     # the real backend's etcd and control-plane binaries are this process's children (waited for by now)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     conn.send({"max_rss_mib": max_rss_mib(), "cpu_seconds": round(cpu_seconds(), 1),
+               "import_cpu_seconds": round(imported, 1), "start_cpu_seconds": round(started - imported, 1),
+               "serving_cpu_seconds": round(serving, 1),
                "children_max_rss_mib": max_rss_mib(resource.RUSAGE_CHILDREN),
                "children_cpu_seconds": round(children.ru_utime + children.ru_stime, 1)})
 
@@ -277,7 +282,9 @@ def cluster_process(nodes: Sequence[str] = ("node-1",),
                     backend: str = "dev") -> Iterator[tuple[Path, Callable[[], dict[str, Any]]]]:
     """A simulating DevCluster in a process of its own, so its memory and CPU are not the caller's.
 
-    Yields the kubeconfig and a function that stops the cluster and returns its peak memory and CPU time.
+    Yields the kubeconfig and a function that stops the cluster and returns its peak memory and CPU time: all of
+    it (`cpu_seconds`), and apart the imports of the spawned process (the benchmark's modules, the manager side's
+    included), the cluster's start, and its serving until stopped (`serving_cpu_seconds`, the figure to divide).
     """
     context = multiprocessing.get_context("spawn")
     mine, theirs = context.Pipe()

@@ -9,7 +9,9 @@ watch sees COMPLETE), p50/p90/p99/max; when each quarter of the Instances had co
 manager's API requests by verb per Instance (get, list and watch always shown: reads should come from the watch
 caches, so they stay near zero); reconcile passes per Instance; peak resident memory of this process (the
 manager side) before the manager started and at the end, and of the cluster's process; CPU seconds of both, and
-of the manager's own threads (the manager side without this script's creates and its watch of the Instances).
+of the manager's own threads (the manager side without this script's creates and its watch of the Instances);
+the cluster's CPU while serving, per Instance (its process's imports, which include this script's modules, and
+its start are left out: they do not grow with the Instances).
 `--tracemalloc` adds the peak of Python allocations (and slows everything down). Bounded by `--budget`
 seconds: when it runs out, the figures say how many Instances converged.
 """
@@ -245,6 +247,8 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
         "manager_side_cpu_ms_per_instance": round(cpu / max(1, converged) * 1000, 1),
         "manager_threads_cpu_ms_per_instance": round(manager_cpu / max(1, converged) * 1000, 1),
         "cluster_process": cluster,
+        "cluster_serving_cpu_ms_per_instance": round(cluster.get("serving_cpu_seconds", 0.0) / max(1, converged) * 1000,
+                                                     1),
     })
     return figures
 

@@ -121,7 +121,47 @@ class Trie:
 
 
 def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
-    """Encode a field set as a FieldsV1 object ("." first, then siblings in element order)."""
+    """Encode a field set as a FieldsV1 object ("." first, then siblings in element order).
+
+    The subtrees near the root (spec, metadata.labels, status.conditions...) are remembered by the paths below
+    them: objects of one template share most of them, so only the parts that differ (an owner's uid, a pod's IP)
+    are encoded again. Encoded subtrees are shared, like the stored objects that hold them: never changed."""
+    return _encode_level(paths, 0)
+
+
+MEMO_DEPTH = 2  # subtrees this deep or less are remembered
+REMEMBERED_SUBTREES = 8192  # all are forgotten at once beyond that
+_SUBTREES: dict[frozenset[Path], dict[str, Any]] = {}
+
+
+def _encode_level(paths: Iterable[Path], depth: int) -> dict[str, Any]:
+    member = False
+    below: dict[PathElement, list[Path]] = {}
+    for path in paths:
+        if path:
+            below.setdefault(path[0], []).append(path[1:])
+        else:
+            member = True
+    out: dict[str, Any] = {".": {}} if member and below else {}
+    for element in sorted(below, key=element_order):
+        out[f"{element[0]}:{element[1]}"] = _subtree(below[element], depth + 1)
+    return out
+
+
+def _subtree(tails: list[Path], depth: int) -> dict[str, Any]:
+    if depth > MEMO_DEPTH:
+        return _encode_tree(tails)
+    key = frozenset(tails)
+    found = _SUBTREES.get(key)
+    if found is None:
+        found = _encode_level(tails, depth)
+        if len(_SUBTREES) >= REMEMBERED_SUBTREES:
+            _SUBTREES.clear()
+        _SUBTREES[key] = found
+    return found
+
+
+def _encode_tree(paths: Iterable[Path]) -> dict[str, Any]:
     root: dict[Any, Any] = {}
     for path in paths:
         node = root

@@ -6,6 +6,7 @@ import datetime
 import json
 import os
 import random
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -97,9 +98,18 @@ def format_time(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_LAST_SECOND: list[tuple[int, str]] = [(-1, "")]  # the last second formatted, and its text
+
+
 def now() -> str:
-    """The current time as the API writes it: RFC 3339, UTC, seconds."""
-    return format_time(datetime.datetime.now(datetime.UTC))
+    """The current time as the API writes it: RFC 3339, UTC, seconds (formatted once per second)."""
+    second = int(time.time())
+    last = _LAST_SECOND[0]
+    if last[0] == second:
+        return last[1]
+    text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+    _LAST_SECOND[0] = (second, text)
+    return text
 
 
 def parse_time(text: str) -> datetime.datetime | None:

@@ -25,6 +25,8 @@ resource as (ADDED|MODIFIED|DELETED, object with kind/apiVersion), in commit ord
 its own, after the store lock is released; each callback gets its own copy of the object.
 `subscribe(cb, kinds=[("v1", "Pod")])` delivers the changes of some resources only, and `inline=True` calls
 back in the writer's thread as each change is committed (for quick callbacks that never call the cluster).
+`shared=True` (of `request` and `subscribe`) hands over the stored object itself instead of a copy, for callers
+that never change what they get (the simulators' cache): a stored object is never changed once committed.
 """
 
 from __future__ import annotations
@@ -171,7 +173,8 @@ class DevCluster:
     # in-process API
 
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
-                content_type: str = "application/json", user_agent: str = "devcluster") -> tuple[int, dict[str, Any]]:
+                content_type: str = "application/json", user_agent: str = "devcluster",
+                shared: bool = False) -> tuple[int, dict[str, Any]]:
         path, _, raw_query = path.partition("?")
         params = dict(query or {})
         if raw_query:
@@ -187,18 +190,22 @@ class DevCluster:
             except ValueError:
                 decoded = {"text": resp.body.decode("utf-8", errors="replace")}
             return resp.code, decoded if isinstance(decoded, dict) else {"value": decoded}
-        return resp.code, copy_json(resp.body) if isinstance(resp.body, dict) else {}
+        if not isinstance(resp.body, dict):
+            return resp.code, {}
+        return resp.code, resp.body if shared else copy_json(resp.body)
 
     def subscribe(self, callback: Callable[[str, dict[str, Any]], None], *,
-                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False) -> Callable[[], None]:
+                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False,
+                  shared: bool = False) -> Callable[[], None]:
         """Deliver committed changes (of the resources of `kinds`, (apiVersion, kind) pairs, or of all); `inline`
         calls back in the writer's thread as each change is committed (the callback must be quick and never call
-        the cluster), else on a thread of the subscription's own. Returns the function that unsubscribes."""
+        the cluster), else on a thread of the subscription's own; `shared` passes the stored object itself, which
+        the callback must never change. Returns the function that unsubscribes."""
         keys = (None,) if kinds is None else self._keys_of(kinds)
 
         def deliver_one(event: Event) -> None:
             try:
-                callback(event.type, copy_json(event.obj))
+                callback(event.type, event.obj if shared else copy_json(event.obj))
             except Exception:
                 log.exception("subscriber failed", extra={"event": event.type})
 

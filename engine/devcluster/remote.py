@@ -115,9 +115,10 @@ class RemoteApi:
 
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
                 content_type: str = "application/json", user_agent: str = "devcluster",
-                timeout: float = 60.0) -> tuple[int, JsonDict]:
+                timeout: float = 60.0, shared: bool = False) -> tuple[int, JsonDict]:
         """One request; the status code and the decoded JSON answer (a Status on errors). ConnectionError when the
-        server did not answer at all."""
+        server did not answer at all. `shared` is the dev cluster's (no copy of a stored object): every answer here
+        is decoded afresh."""
         target = self.url + path + (("&" if "?" in path else "?") + urlencode(query) if query else "")
         headers = {**self._headers, "content-type": content_type, "accept": "application/json",
                    "user-agent": user_agent}
@@ -136,9 +137,9 @@ class RemoteApi:
     # watches
 
     def subscribe(self, callback: Callback, *, kinds: Collection[tuple[str, str]] | None = None,
-                  inline: bool = False) -> Callable[[], None]:
+                  inline: bool = False, shared: bool = False) -> Callable[[], None]:
         """Changes (of the (apiVersion, kind) pairs of `kinds`, or all) on a delivery thread of the subscriber's
-        own; `inline` is the dev cluster's (in-process) and changes nothing here."""
+        own; `inline` and `shared` are the dev cluster's (in-process) and change nothing here."""
         inbox = Inbox(queue.SimpleQueue(), None if kinds is None else frozenset(kinds))
         with self._lock:
             ident, self._next = self._next, self._next + 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import deque
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -9,18 +12,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from engine.simulators.cache import Cache
 
+log = logging.getLogger(__name__)
 JsonDict = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 
 
 class ClusterApi(Protocol):
-    """The part of DevCluster the simulators use."""
+    """The part of DevCluster the simulators use (`shared`: answers and changes may be the stored objects
+    themselves, which the simulators never change)."""
 
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
-                content_type: str = "application/json", user_agent: str = "devcluster") -> tuple[int, JsonDict]: ...
+                content_type: str = "application/json", user_agent: str = "devcluster",
+                shared: bool = False) -> tuple[int, JsonDict]: ...
 
     def subscribe(self, callback: Callable[[str, JsonDict], None], *,
-                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False) -> Callable[[], None]: ...
+                  kinds: Collection[tuple[str, str]] | None = None, inline: bool = False,
+                  shared: bool = False) -> Callable[[], None]: ...
 
 
 @dataclass(frozen=True)
@@ -100,12 +107,37 @@ class Api:
     def __init__(self, cluster: ClusterApi, cache: Cache) -> None:
         self._cluster = cluster
         self._cache = cache
+        self._later: deque[Callable[[], None]] = deque()
+        self._worker: threading.Thread | None = None  # the thread whose `soon` writes wait for `flush`
+
+    def defer_on(self, worker: threading.Thread | None) -> None:
+        """From now on, `soon` writes made on `worker` wait until `flush` (None: every one is made at once)."""
+        self._worker = worker
+
+    def soon(self, write: Callable[[], None]) -> None:
+        """A write off the critical path (an Event): on the deferring worker, made at its next `flush`, in order."""
+        if self._worker is not None and threading.current_thread() is self._worker:
+            self._later.append(write)
+        else:
+            write()
+
+    def pending(self) -> int:
+        return len(self._later)
+
+    def flush(self) -> None:
+        """Make the writes `soon` kept back, oldest first."""
+        while self._later:
+            write = self._later.popleft()
+            try:
+                write()
+            except Exception:  # best effort, as the write was: never the end of the worker
+                log.exception("a deferred simulator write failed")
 
     def _call(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: Any = None,
               content_type: str = "application/json") -> JsonDict:
         try:
             code, answer = self._cluster.request(method, path, query=query, body=body, content_type=content_type,
-                                                 user_agent="devcluster-simulators")
+                                                 user_agent="devcluster-simulators", shared=True)
         except OSError as err:  # no answer (a real API server restarting): retried like a refusal, no traceback
             raise ApiFailure(0, method, path, {"message": str(err)}) from err
         if code >= 300:

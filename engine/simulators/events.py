@@ -14,7 +14,9 @@ NORMAL, WARNING = "Normal", "Warning"
 
 
 def record(api: Api, involved: JsonDict, type_: str, reason: str, message: str, component: str) -> None:
-    """Create one Event about `involved`; a failure is logged, never raised (events are best effort)."""
+    """Create one Event about `involved`; a failure is logged, never raised (events are best effort). As the real
+    components' event recorders do, the write is sent after the work at hand (`Api.soon`): it is not on the path
+    of the status writes that follow."""
     meta = involved.get("metadata") or {}
     namespace = str(meta.get("namespace") or "default")
     now = timestamp()
@@ -28,7 +30,11 @@ def record(api: Api, involved: JsonDict, type_: str, reason: str, message: str, 
         "reportingComponent": component, "reportingInstance": "",
     }
     event["involvedObject"] = {k: v for k, v in event["involvedObject"].items() if v}
-    try:
-        api.create(EVENT, event, component)
-    except ApiFailure as e:
-        log.debug("event not recorded", extra={"reason": reason, "error": str(e)})
+
+    def send() -> None:
+        try:
+            api.create(EVENT, event, component)
+        except ApiFailure as e:
+            log.debug("event not recorded", extra={"reason": reason, "error": str(e)})
+
+    api.soon(send)

@@ -19,6 +19,7 @@ JsonDict = dict[str, Any]
 Ref = tuple[str, str]  # namespace ("" when cluster-scoped), name
 EVERYTHING = "*"  # a key name that asks the controller to list its objects and queue each
 STOP_WAIT = 10.0  # seconds stop() waits for the worker to finish its current key
+DEFERRED_LIMIT = 100  # Events kept back while keys wait, at most
 
 
 class Controller(Protocol):
@@ -75,7 +76,7 @@ class Simulation:
 
     def start(self) -> None:
         kinds = [(kind.api_version, kind.kind) for kind in self._cache.kinds]
-        self._unsubscribe = self._cluster.subscribe(self.on_event, kinds=kinds, inline=True)
+        self._unsubscribe = self._cluster.subscribe(self.on_event, kinds=kinds, inline=True, shared=True)
         for kind in self._cache.kinds:
             self._cache.fill(kind, self._api.fetch_all(kind))
         self.timers.start()
@@ -102,11 +103,18 @@ class Simulation:
                 self.queue.add(Key(controller.name, namespace, name))
 
     def _work(self) -> None:
-        while (key := self.queue.get()) is not None:
-            try:
-                self._process(key)
-            finally:
-                self.queue.done(key)
+        self._api.defer_on(threading.current_thread())
+        try:
+            while (key := self.queue.get()) is not None:
+                try:
+                    self._process(key)
+                finally:
+                    self.queue.done(key)
+                if self.queue.waiting() == 0 or self._api.pending() >= DEFERRED_LIMIT:
+                    self._api.flush()  # Events wait while keys do, as a recorder's broadcaster lags its controller
+        finally:
+            self._api.defer_on(None)
+            self._api.flush()
 
     def _process(self, key: Key) -> None:
         controller = self._controllers[key.controller]

@@ -84,6 +84,11 @@ class WorkQueue:
                     self._queue.append(key)
                     self._cond.notify()
 
+    def waiting(self) -> int:
+        """Keys queued and not yet taken."""
+        with self._cond:
+            return len(self._queue)
+
     def idle(self) -> bool:
         with self._cond:
             return not self._queue and not self._processing

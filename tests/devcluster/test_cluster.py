@@ -94,6 +94,21 @@ def test_an_inline_subscription_has_each_change_before_the_write_returns(
         cluster.subscribe(lambda kind, obj: None, kinds=[("v1", "Nothing")])
 
 
+def test_a_shared_subscription_and_a_shared_request_hand_over_the_stored_object(
+        own_cluster_factory: Callable[..., DevCluster]) -> None:
+    cluster = own_cluster_factory()
+    seen: list[dict[str, Any]] = []
+    unsubscribe = cluster.subscribe(lambda kind, obj: seen.append(obj), kinds=[("v1", "ConfigMap")], inline=True,
+                                    shared=True)
+    _, created = cluster.request("POST", "/api/v1/namespaces/default/configmaps", body=configmap("a", {"x": "1"}),
+                                 shared=True)
+    unsubscribe()
+    _, read = cluster.request("GET", "/api/v1/namespaces/default/configmaps/a", shared=True)
+    _, copied = cluster.request("GET", "/api/v1/namespaces/default/configmaps/a")
+    assert seen[0] is created is read  # no copies: what the store holds (never changed once committed)
+    assert copied == read and copied is not read
+
+
 def test_unsubscribed_callbacks_are_not_called(own_cluster_factory: Callable[..., DevCluster]) -> None:
     cluster = own_cluster_factory()
     seen: list[str] = []

@@ -217,6 +217,19 @@ def test_fields_v1_round_trip_sibling_order_and_rendering() -> None:
     assert fieldpath.render(image) == '.spec.containers[name="nginx"].image'
 
 
+def test_field_sets_sharing_subtrees_encode_each_its_own_parts() -> None:
+    def owned_by(uid: str) -> set[fieldpath.Path]:
+        owner = (("f", "metadata"), ("f", "ownerReferences"), fieldpath.key_element({"uid": uid}))
+        return {(("f", "spec"), ("f", "replicas")), (("f", "metadata"), ("f", "labels"), ("f", "app")), owner,
+                (*owner, ("f", "name"))}
+
+    first, second = fieldpath.to_fields_v1(owned_by("a")), fieldpath.to_fields_v1(owned_by("b"))
+    assert first["f:spec"] == second["f:spec"] == {"f:replicas": {}}
+    assert first["f:metadata"]["f:ownerReferences"] == {'k:{"uid":"a"}': {".": {}, "f:name": {}}}
+    assert second["f:metadata"]["f:ownerReferences"] == {'k:{"uid":"b"}': {".": {}, "f:name": {}}}
+    assert fieldpath.from_fields_v1(second) == frozenset(owned_by("b"))
+
+
 @pytest.mark.parametrize("bad", [[], {"x:1": {}}, {"f:a": []}, {"k:[1]": {}}, {"i:x": {}}])
 def test_malformed_fields_v1_is_rejected(bad: Any) -> None:
     with pytest.raises(ValueError):

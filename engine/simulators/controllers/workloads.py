@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -23,7 +24,13 @@ def fnv32a(data: bytes) -> int:
 
 def template_hash(template: Any) -> str:
     """A pod-template-hash: FNV-32a of the template, its decimal digits safe-encoded (as the controllers do)."""
-    digits = str(fnv32a(json.dumps(template, sort_keys=True, separators=(",", ":")).encode()))
+    return _hash_of(json.dumps(template, sort_keys=True, separators=(",", ":")))
+
+
+@functools.lru_cache(maxsize=4096)
+def _hash_of(text: str) -> str:
+    """The hash of a template's JSON (a byte at a time in Python: remembered, each reconcile asks again)."""
+    digits = str(fnv32a(text.encode()))
     return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in digits)
 
 
