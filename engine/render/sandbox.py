@@ -10,10 +10,12 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.filters import FILTERS as DEFAULT_FILTERS
+from jinja2.filters import do_lower, do_replace, do_trim, do_upper
 from jinja2.loaders import FunctionLoader
 from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import _PassArg, missing, pass_context
+from markupsafe import soft_str
 
 from engine.render import gofuncs, kudoshape
 from engine.render.cache import CompiledTemplates
@@ -252,16 +254,28 @@ def _capped_range(budget: Budget) -> Callable[..., range]:
 
 def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     """`func` behind the render's budget: charged, its arguments checked, its result's size checked (the common
-    cases, a string measured and a string returned, without a call)."""
+    cases, a string measured and a string returned, without a call; a plain string given to a filter of
+    `_ON_PLAIN_STRINGS` without arguments goes to the native method that filter ends in)."""
     pass_arg = _PassArg.from_obj(func)
     checked, measured_only = filter_is_checked(name), filter_measures_only(name)
+    on_string = _ON_PLAIN_STRINGS.get(func)
+    if func is do_replace:
+        return _guarded_replace(func)
 
     @pass_context
     def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
         env = context.environment
         budget: Budget = env.budget  # type: ignore[attr-defined]
-        if measured_only and type(value) is str:
-            budget.charge_text(len(value) + 2, 2, "a value")  # the filter, and measuring its value
+        if type(value) is str and (measured_only or not checked):
+            if measured_only:
+                budget.charge_text(len(value) + 2, 2, "a value")  # the filter, and measuring its value
+            else:
+                budget.charge()
+            if on_string is not None and not args and not kwargs:
+                result = on_string(value)
+                if len(result) > budget.limits.max_output:
+                    budget.check_result(result)
+                return result
         else:
             budget.charge()
             if checked:
@@ -279,6 +293,43 @@ def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return guarded
+
+
+def _guarded_replace(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Jinja2's `replace` behind the budget. Its common case (strings, no count, autoescape off) is what the
+    filter does then, `str.replace`, its size checked first as `check_filter` checks it."""
+
+    @pass_context
+    def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
+        budget: Budget = context.environment.budget  # type: ignore[attr-defined]
+        budget.charge()
+        if (type(value) is str and len(args) == 2 and not kwargs and type(args[0]) is str and type(args[1]) is str
+                and not context.eval_ctx.autoescape):
+            old, new = args
+            if len(value) + (len(value) // len(old) if old else len(value) + 1) * len(new) > budget.limits.max_output:
+                check_filter(budget, "replace", value, args, kwargs)
+            return value.replace(old, new)
+        value = check_filter(budget, "replace", value, args, kwargs)
+        result = func(context.eval_ctx, value, *args, **kwargs)
+        budget.check_result(result)
+        return result
+
+    return guarded
+
+
+def _plain_string(value: str) -> str:
+    return value
+
+
+# Filters whose work on a plain string, with no arguments, is one native call (Jinja2's `string` and `trim`
+# take any value to `str` first, which a string already is; kplan's `quote` is JSON's string encoding).
+_ON_PLAIN_STRINGS: Mapping[Callable[..., Any], Callable[[str], str]] = {
+    do_upper: str.upper,
+    do_lower: str.lower,
+    soft_str: _plain_string,
+    do_trim: str.strip,
+    FILTERS["quote"]: FILTERS["quote"],
+}
 
 
 # Built once: every environment serves the same guarded filters (they find the render's budget through the
