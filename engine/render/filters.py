@@ -38,7 +38,7 @@ def tojson(value: Any) -> str:
 
 # What json.dumps(..., ensure_ascii=False) does, without building an encoder on every call.
 _SORTED_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
-_JSON_STRING: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_JSON_STRING: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def b64encode(value: Any) -> str:
