@@ -80,6 +80,18 @@ class KplanCodeGenerator(CodeGenerator):
         self._loop_iterables.add(id(node.iter))
         super().visit_For(node, frame)
 
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            super()._output_child_pre(node, frame, finalize)
+        else:  # `str(environment.finalize(...))` in one call
+            self.write("environment.finalize_text(")
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            super()._output_child_post(node, frame, finalize)
+        else:
+            self.write(")")
+
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.join_values((")
         for arg in node.nodes:
@@ -190,6 +202,13 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             self.budget.charge()
             measure(value, self.budget)
         return value
+
+    def finalize_text(self, value: Any) -> str:
+        """`finalize_output` and `str` of its result: a `{{ }}` value where autoescape is off."""
+        if type(value) is str:
+            self.budget.charge_text(len(value))
+            return value
+        return str(self.finalize_output(value))
 
     def concat(self, parts: Iterable[str]) -> str:
         """Join template output (blocks, macros, `{% set %}` blocks) within the size limit."""
