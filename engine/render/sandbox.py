@@ -9,34 +9,23 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.filters import FILTERS as DEFAULT_FILTERS
-from jinja2.filters import do_lower, do_replace, do_trim, do_upper
 from jinja2.loaders import FunctionLoader
 from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from jinja2.utils import _PassArg, missing, pass_context
-from markupsafe import soft_str
+from jinja2.utils import missing
 
 from engine.render import gofuncs, kudoshape
 from engine.render.cache import CompiledTemplates
-from engine.render.filters import FILTERS
-from engine.render.guards import (
-    check_binop,
-    check_filter,
-    check_format,
-    check_method,
-    filter_is_checked,
-    filter_measures_only,
-)
+from engine.render.guardedfilters import GUARDED_FILTERS
+from engine.render.guards import check_binop, check_format, check_method
 from engine.render.includes import Cycle, include_cycle
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
 from engine.render.values import Values, wrap
 
 __all__ = ["KplanEnvironment", "KplanUndefined", "borrowed_environment", "environment"]
 
-# Jinja2 built-ins left out: `random` makes output non-deterministic, `lipsum` is a text
+# Jinja2 built-ins left out (`random`, a filter, is left out by `guardedfilters`): `lipsum` is a text
 # generator of no use in manifests and an easy way to burn the budget.
-_DROPPED_FILTERS = frozenset({"random"})
 _DROPPED_GLOBALS = frozenset({"lipsum"})
 _SIZED = frozenset({list, tuple, range, str, dict})
 _LOOP_FIELDS = frozenset(
@@ -132,7 +121,7 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             auto_reload=False,
             bytecode_cache=cache,
         )
-        self.filters = dict(_GUARDED_FILTERS)
+        self.filters = dict(GUARDED_FILTERS)
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
@@ -271,91 +260,7 @@ def _capped_range(budget: Budget) -> Callable[..., range]:
     return capped_range
 
 
-def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    """`func` behind the render's budget: charged, its arguments checked, its result's size checked (the common
-    cases, a string measured and a string returned, without a call; a plain string given to a filter of
-    `_ON_PLAIN_STRINGS` without arguments goes to the native method that filter ends in)."""
-    pass_arg = _PassArg.from_obj(func)
-    checked, measured_only = filter_is_checked(name), filter_measures_only(name)
-    on_string = _ON_PLAIN_STRINGS.get(func)
-    if func is do_replace:
-        return _guarded_replace(func)
-
-    @pass_context
-    def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
-        env = context.environment
-        budget: Budget = env.budget  # type: ignore[attr-defined]
-        if type(value) is str and (measured_only or not checked):
-            if measured_only:
-                budget.charge_text(len(value) + 2, 2, "a value")  # the filter, and measuring its value
-            else:
-                budget.charge()
-            if on_string is not None and not args and not kwargs:
-                result = on_string(value)
-                if len(result) > budget.limits.max_output:
-                    budget.check_result(result)
-                return result
-        else:
-            budget.charge()
-            if checked:
-                value = check_filter(budget, name, value, args, kwargs)
-        if pass_arg is None:
-            result = func(value, *args, **kwargs)
-        elif pass_arg is _PassArg.context:
-            result = func(context, value, *args, **kwargs)
-        elif pass_arg is _PassArg.eval_context:
-            result = func(context.eval_ctx, value, *args, **kwargs)
-        else:
-            result = func(env, value, *args, **kwargs)
-        if type(result) is not str or len(result) > budget.limits.max_output:
-            budget.check_result(result)
-        return result
-
-    return guarded
-
-
-def _guarded_replace(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Jinja2's `replace` behind the budget. Its common case (strings, no count, autoescape off) is what the
-    filter does then, `str.replace`, its size checked first as `check_filter` checks it."""
-
-    @pass_context
-    def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
-        budget: Budget = context.environment.budget  # type: ignore[attr-defined]
-        budget.charge()
-        if (type(value) is str and len(args) == 2 and not kwargs and type(args[0]) is str and type(args[1]) is str
-                and not context.eval_ctx.autoescape):
-            old, new = args
-            if len(value) + (len(value) // len(old) if old else len(value) + 1) * len(new) > budget.limits.max_output:
-                check_filter(budget, "replace", value, args, kwargs)
-            return value.replace(old, new)
-        value = check_filter(budget, "replace", value, args, kwargs)
-        result = func(context.eval_ctx, value, *args, **kwargs)
-        budget.check_result(result)
-        return result
-
-    return guarded
-
-
-def _plain_string(value: str) -> str:
-    return value
-
-
-# Filters whose work on a plain string, with no arguments, is one native call (Jinja2's `string` and `trim`
-# take any value to `str` first, which a string already is; kplan's `quote` is JSON's string encoding).
-_ON_PLAIN_STRINGS: Mapping[Callable[..., Any], Callable[[str], str]] = {
-    do_upper: str.upper,
-    do_lower: str.lower,
-    soft_str: _plain_string,
-    do_trim: str.strip,
-    FILTERS["quote"]: FILTERS["quote"],
-}
-
-
-# Built once: every environment serves the same guarded filters (they find the render's budget through the
-# context) and the same read-only globals.
-_GUARDED_FILTERS: Mapping[str, Callable[..., Any]] = {
-    name: _guarded_filter(name, f) for name, f in {**DEFAULT_FILTERS, **FILTERS}.items() if name not in _DROPPED_FILTERS
-}
+# Built once: every environment serves the same read-only globals.
 _SHARED_GLOBALS: Mapping[str, Any] = {
     # Go's and sprig's functions, and KUDO's object shaping, for packages converted from KUDO
     "go": wrap("go", gofuncs.FUNCTIONS),
