@@ -102,7 +102,7 @@ def _dictsort(value: Any) -> list[tuple[str, Any]] | None:
     None for anything else."""
     if not isinstance(value, Mapping):
         return None
-    items = list(value.items())
+    items = [(key, value[key]) for key in value]  # what `value.items()` yields, without its generator
     lowered = [key.lower() if type(key) is str else None for key, _ in items]
     if None in lowered:
         return None

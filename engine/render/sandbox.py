@@ -72,7 +72,7 @@ class KplanCodeGenerator(CodeGenerator):
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
             super()._output_child_pre(node, frame, finalize)
-        else:  # `str(environment.finalize(...))` in one call
+        else:  # `str(environment.finalize(...))` in one call (`KplanEnvironment.finalize_text`)
             self.write("environment.finalize_text(")
 
     def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
@@ -121,6 +121,8 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             auto_reload=False,
             bytecode_cache=cache,
         )
+        # `str(finalize_output(value))`, for a `{{ }}` value where autoescape is off
+        self.finalize_text: Callable[[Any], str] = self.budget.output_text
         self.filters = dict(GUARDED_FILTERS)
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
@@ -191,13 +193,6 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             self.budget.charge()
             measure(value, self.budget)
         return value
-
-    def finalize_text(self, value: Any) -> str:
-        """`finalize_output` and `str` of its result: a `{{ }}` value where autoescape is off."""
-        if type(value) is str:
-            self.budget.charge_text(len(value))
-            return value
-        return str(self.finalize_output(value))
 
     def concat(self, parts: Iterable[str]) -> str:
         """Join template output (blocks, macros, `{% set %}` blocks) within the size limit."""
