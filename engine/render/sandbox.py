@@ -69,6 +69,39 @@ class KplanCodeGenerator(CodeGenerator):
         self._loop_iterables.add(id(node.iter))
         super().visit_For(node, frame)
 
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        """As Jinja2 compiles output, but where it yields each piece of a run of text and `{{ }}` values, yield
+        them joined, up to `_JOINED` pieces at a time (each value is within the size limit already, so a chunk
+        stays within `_JOINED` times it)."""
+        if frame.buffer is not None or (frame.require_output_check and self.has_known_extends):
+            super().visit_Output(node, frame)
+            return
+        if frame.require_output_check:
+            self.writeline("if parent_template is None:")
+            self.indent()
+        pieces = _output_pieces(self, node, frame)
+        for at in range(0, len(pieces), _JOINED):
+            group = pieces[at:at + _JOINED]
+            joined = len(group) > 1
+            if joined:
+                self.writeline("yield ''.join((")
+                self.indent()
+            for piece in group:  # each on its own line, which maps back to its template line
+                if isinstance(piece, str):
+                    self.writeline(("" if joined else "yield ") + repr(piece))
+                else:
+                    self.writeline("" if joined else "yield ", piece)
+                    self._output_child_pre(piece, frame, self._make_finalize())
+                    self.visit(piece, frame)
+                    self._output_child_post(piece, frame, self._make_finalize())
+                if joined:
+                    self.write(",")
+            if joined:
+                self.outdent()
+                self.writeline("))")
+        if frame.require_output_check:
+            self.outdent()
+
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
             super()._output_child_pre(node, frame, finalize)
@@ -87,6 +120,29 @@ class KplanCodeGenerator(CodeGenerator):
             self.visit(arg, frame)
             self.write(", ")
         self.write("))")
+
+
+_JOINED = 8  # pieces of output joined into one chunk
+
+
+def _output_pieces(generator: CodeGenerator, node: nodes.Output, frame: Frame) -> list[str | nodes.Expr]:
+    """The pieces of an output node as Jinja2 compiles them: runs of constant text (folded at compile time, as
+    its `visit_Output` folds them) and the expressions to evaluate."""
+    finalize = generator._make_finalize()
+    pieces: list[str | nodes.Expr] = []
+    for child in node.nodes:
+        try:
+            if not (finalize.const or isinstance(child, nodes.TemplateData)):
+                raise nodes.Impossible()
+            const = str(generator._output_child_to_const(child, frame, finalize))
+        except (nodes.Impossible, Exception):
+            pieces.append(child)
+            continue
+        if pieces and isinstance(pieces[-1], str):
+            pieces[-1] += const
+        else:
+            pieces.append(const)
+    return pieces
 
 
 class KplanEnvironment(ImmutableSandboxedEnvironment):
