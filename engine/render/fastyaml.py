@@ -8,8 +8,9 @@ YAML 1.2, so `parse` hands a text to it only when nothing in it could be read di
 * the text uses no YAML feature the fast path leaves to PyYAML: tags (`!x`), anchors and aliases (`&a`, `*a`),
   merge keys (`<<`), explicit keys (`? k`), directives (`%YAML`), `...` markers, a document marker with content
   on its line, a BOM;
-* no number could be spelt in a way the two schemas read apart: a leading zero (`0777`, `0o17`) or an exponent
-  (`1e3`);
+* no number could be spelt in a way the two schemas read apart: a leading zero (`0777`, `0o17`) or, where
+  yaml-rs read a float, an exponent (`1e3`: every spelling with an exponent that yaml-rs reads otherwise than
+  PyYAML it reads as a float, so a result without floats needs no look for exponents);
 * no string yaml-rs returns might have been written plain where PyYAML would read that plain scalar otherwise
   (`yes`, `1:20`, `=`: PyYAML makes them a boolean, a number, or refuses them). A string such as `"3"` or
   `"true"` is fine: yaml-rs reads plain `3` and `true` as a number and a boolean, so it was quoted;
@@ -40,17 +41,20 @@ _NUMBER_CHARS = frozenset("0123456789_.")
 
 
 def _left_to_pyyaml(text: str) -> bool:
-    """Whether `text` uses a YAML feature, or spells a number, that the fast path leaves to PyYAML (document
-    markers with content on their line are found by `_documents`). The cheapest tests go first: looking for one
-    character is far faster than for two."""
+    """Whether `text` uses a YAML feature, or spells a number with a leading zero, that the fast path leaves to
+    PyYAML (document markers with content on their line are found by `_documents`, exponents by
+    `_spells_exponent`). The cheapest tests go first: looking for one character is far faster than for two."""
     if ("<" in text and "<<" in text) or "\ufeff" in text or text.startswith(("%", "...")):
         return True  # a merge key, a byte order mark, a directive or end marker on the first line
     if ("%" in text and "\n%" in text) or ("." in text and _DOCUMENT_END.search(text)):
         return True  # a directive, a document end marker
     if any(c in text for c in "!&*?") and _FEATURES.search(text):
         return True
-    if any(_starts_token(text, m.start()) for m in _LEADING_ZERO.finditer(text)):
-        return True
+    return any(_starts_token(text, m.start()) for m in _LEADING_ZERO.finditer(text))
+
+
+def _spells_exponent(text: str) -> bool:
+    """Whether a number in `text` may be spelt with an exponent (`1e3`, `1.0E-3`)."""
     return any(_ends_number(text, m.start()) for pattern in _EXPONENTS for m in pattern.finditer(text))
 
 
@@ -110,7 +114,7 @@ def parse(text: str) -> list[dict[str, Any]] | None:
     chunks = None if _left_to_pyyaml(text) else _documents(text)
     if chunks is None:
         return None
-    documents = []
+    documents, floats = [], False
     for chunk in chunks:
         try:
             document = yaml_rs.loads(chunk, parse_datetime=False)
@@ -118,33 +122,47 @@ def parse(text: str) -> list[dict[str, Any]] | None:
             return None
         if document is None:
             continue
-        if not isinstance(document, dict) or not _read_alike(document):
+        if not isinstance(document, dict):
             return None
+        read = _read_alike(document)
+        if read is _DIFFERS:
+            return None
+        floats = floats or read is _WITH_FLOATS
         documents.append(document)
+    if floats and _spells_exponent(text):
+        return None
     return documents
 
 
-def _read_alike(document: dict[Any, Any]) -> bool:
-    """No string among the keys and values of a mapping (and all it holds) that PyYAML would read otherwise,
-    and no key PyYAML might refuse (yaml-rs accepts an empty key, and makes a tuple of a sequence used as one)."""
-    alike, pending = _PLAIN_ALIKE, [document]
+_ALIKE, _WITH_FLOATS, _DIFFERS = "alike", "alike, with floats", "differs"  # what `_read_alike` finds
+
+
+def _read_alike(document: dict[Any, Any]) -> str:
+    """`_DIFFERS` when a string among the keys and values of a mapping (and all it holds) is one PyYAML would
+    read otherwise, or a key one PyYAML might refuse (yaml-rs accepts an empty key, and makes a tuple of a
+    sequence used as one); else `_WITH_FLOATS` when a key or value is a float, else `_ALIKE`."""
+    alike, pending, floats = _PLAIN_ALIKE, [document], False
     while pending:
         node = pending.pop()
         values: Iterable[Any] = node
         if type(node) is dict:
-            if not alike.issuperset(node) and not all(map(_key_alike, node)):
-                return False
+            if not alike.issuperset(node):
+                if not all(map(_key_alike, node)):
+                    return _DIFFERS
+                floats = floats or any(type(key) is float for key in node)
             values = node.values()
         for value in values:
             kind = type(value)
             if kind is str:
                 if value not in alike and not _string_alike(value):
-                    return False
+                    return _DIFFERS
             elif kind is dict or kind is list:
                 pending.append(value)
-            elif value is not None and kind is not int and kind is not float and kind is not bool:
-                return False
-    return True
+            elif kind is float:
+                floats = True
+            elif value is not None and kind is not int and kind is not bool:
+                return _DIFFERS
+    return _WITH_FLOATS if floats else _ALIKE
 
 
 def _key_alike(key: Any) -> bool:

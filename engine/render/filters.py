@@ -33,7 +33,12 @@ def toyaml(value: Any) -> str:
 
 def tojson(value: Any) -> str:
     """Plain JSON with sorted keys (no HTML escaping: the output is YAML, not HTML)."""
-    return json.dumps(plain(value), sort_keys=True, ensure_ascii=False)
+    return _SORTED_JSON(plain(value))
+
+
+# What json.dumps(..., ensure_ascii=False) does, without building an encoder on every call.
+_SORTED_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+_JSON_STRING: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def b64encode(value: Any) -> str:
@@ -57,7 +62,7 @@ def sha256(value: Any) -> str:
 
 def quote(value: Any) -> str:
     """A double-quoted scalar, valid in YAML flow and block context whatever the value holds."""
-    return json.dumps(_as_text(value), ensure_ascii=False)
+    return _JSON_STRING(value if type(value) is str else _as_text(value))
 
 
 def shquote(value: Any) -> str:

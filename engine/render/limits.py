@@ -86,6 +86,23 @@ class Budget:
         if size > self.limits.max_output:
             self.check_text(size, what)
 
+    def output_text(self, value: Any) -> str:
+        """A `{{ }}` value as text, charged one operation and measured (the hot path of every output, so the
+        common case, a string, is counted here without a call)."""
+        if type(value) is str:
+            self._operations += 1
+            if self._operations >= self._next_look:
+                self._look()
+            if len(value) > self.limits.max_output:
+                self.check_text(len(value))
+            return value
+        if isinstance(value, str):
+            self.charge_text(len(value))
+        else:
+            self.charge()
+            measure(value, self)
+        return str(value)
+
     def _look(self) -> None:
         if self._operations > self.limits.max_operations:
             raise LimitExceeded(
@@ -132,9 +149,13 @@ def measure(value: Any, budget: Budget) -> int:
     a value built as a tower of shared lists exhausts the budget instead of the memory.
     """
     limit = budget.limits.max_output
-    if type(value) is str:  # the common case, as the loop below would measure it
+    if type(value) is str:  # the common cases, as the loop below would measure them
         budget.charge_text(len(value) + 2, 1, "a value")
         return len(value) + 2
+    if type(value) is int:
+        size = value.bit_length() // 3 + 2
+        budget.charge_text(size, 1, "a value")
+        return size
     total, uncharged = 0, 0
     stack = [value]
     while stack:

@@ -189,12 +189,16 @@ def _render_text(env: KplanEnvironment, file: str, variables: Mapping[str, Any])
         if cycle is not None:
             raise RenderError(cycle.names[0], cycle.line, cycle.reason)
         template = env.get_template(file)
-        chunks, size, limit = [], 0, env.budget.limits.max_output
-        for chunk in template.generate(variables):
-            size += len(chunk)
-            if size > limit:
-                env.budget.check_text(size, "the template output")
-            chunks.append(chunk)
+        chunks: list[str] = []
+        keep, size, limit = chunks.append, 0, env.budget.limits.max_output
+        try:  # what `template.generate` does, without its generator around the template's own
+            for chunk in template.root_render_func(template.new_context(dict(variables))):
+                size += len(chunk)
+                if size > limit:
+                    env.budget.check_text(size, "the template output")
+                keep(chunk)
+        except Exception:
+            env.handle_exception()  # raises it again, its frames pointing into the template
         return "".join(chunks)
     except Exception as exc:
         raise as_render_error(exc, file) from exc

@@ -9,32 +9,23 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.filters import FILTERS as DEFAULT_FILTERS
 from jinja2.loaders import FunctionLoader
 from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from jinja2.utils import _PassArg, missing, pass_context
+from jinja2.utils import missing
 
 from engine.render import gofuncs, kudoshape
 from engine.render.cache import CompiledTemplates
-from engine.render.filters import FILTERS
-from engine.render.guards import (
-    check_binop,
-    check_filter,
-    check_format,
-    check_method,
-    filter_is_checked,
-    filter_measures_only,
-)
+from engine.render.guardedfilters import GUARDED_FILTERS
+from engine.render.guards import check_binop, check_format, check_method
 from engine.render.includes import Cycle, include_cycle
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
 from engine.render.values import Values, wrap
 
 __all__ = ["KplanEnvironment", "KplanUndefined", "borrowed_environment", "environment"]
 
-# Jinja2 built-ins left out: `random` makes output non-deterministic, `lipsum` is a text
+# Jinja2 built-ins left out (`random`, a filter, is left out by `guardedfilters`): `lipsum` is a text
 # generator of no use in manifests and an easy way to burn the budget.
-_DROPPED_FILTERS = frozenset({"random"})
 _DROPPED_GLOBALS = frozenset({"lipsum"})
 _SIZED = frozenset({list, tuple, range, str, dict})
 _LOOP_FIELDS = frozenset(
@@ -78,12 +69,80 @@ class KplanCodeGenerator(CodeGenerator):
         self._loop_iterables.add(id(node.iter))
         super().visit_For(node, frame)
 
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        """As Jinja2 compiles output, but where it yields each piece of a run of text and `{{ }}` values, yield
+        them joined, up to `_JOINED` pieces at a time (each value is within the size limit already, so a chunk
+        stays within `_JOINED` times it)."""
+        if frame.buffer is not None or (frame.require_output_check and self.has_known_extends):
+            super().visit_Output(node, frame)
+            return
+        if frame.require_output_check:
+            self.writeline("if parent_template is None:")
+            self.indent()
+        pieces = _output_pieces(self, node, frame)
+        for at in range(0, len(pieces), _JOINED):
+            group = pieces[at:at + _JOINED]
+            joined = len(group) > 1
+            if joined:
+                self.writeline("yield ''.join((")
+                self.indent()
+            for piece in group:  # each on its own line, which maps back to its template line
+                if isinstance(piece, str):
+                    self.writeline(("" if joined else "yield ") + repr(piece))
+                else:
+                    self.writeline("" if joined else "yield ", piece)
+                    self._output_child_pre(piece, frame, self._make_finalize())
+                    self.visit(piece, frame)
+                    self._output_child_post(piece, frame, self._make_finalize())
+                if joined:
+                    self.write(",")
+            if joined:
+                self.outdent()
+                self.writeline("))")
+        if frame.require_output_check:
+            self.outdent()
+
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            super()._output_child_pre(node, frame, finalize)
+        else:  # `str(environment.finalize(...))` in one call (`KplanEnvironment.finalize_text`)
+            self.write("environment.finalize_text(")
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            super()._output_child_post(node, frame, finalize)
+        else:
+            self.write(")")
+
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.join_values((")
         for arg in node.nodes:
             self.visit(arg, frame)
             self.write(", ")
         self.write("))")
+
+
+_JOINED = 8  # pieces of output joined into one chunk
+
+
+def _output_pieces(generator: CodeGenerator, node: nodes.Output, frame: Frame) -> list[str | nodes.Expr]:
+    """The pieces of an output node as Jinja2 compiles them: runs of constant text (folded at compile time, as
+    its `visit_Output` folds them) and the expressions to evaluate."""
+    finalize = generator._make_finalize()
+    pieces: list[str | nodes.Expr] = []
+    for child in node.nodes:
+        try:
+            if not (finalize.const or isinstance(child, nodes.TemplateData)):
+                raise nodes.Impossible()
+            const = str(generator._output_child_to_const(child, frame, finalize))
+        except (nodes.Impossible, Exception):
+            pieces.append(child)
+            continue
+        if pieces and isinstance(pieces[-1], str):
+            pieces[-1] += const
+        else:
+            pieces.append(const)
+    return pieces
 
 
 class KplanEnvironment(ImmutableSandboxedEnvironment):
@@ -118,7 +177,9 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
             auto_reload=False,
             bytecode_cache=cache,
         )
-        self.filters = dict(_GUARDED_FILTERS)
+        # `str(finalize_output(value))`, for a `{{ }}` value where autoescape is off
+        self.finalize_text: Callable[[Any], str] = self.budget.output_text
+        self.filters = dict(GUARDED_FILTERS)
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
@@ -250,42 +311,7 @@ def _capped_range(budget: Budget) -> Callable[..., range]:
     return capped_range
 
 
-def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    """`func` behind the render's budget: charged, its arguments checked, its result's size checked (the common
-    cases, a string measured and a string returned, without a call)."""
-    pass_arg = _PassArg.from_obj(func)
-    checked, measured_only = filter_is_checked(name), filter_measures_only(name)
-
-    @pass_context
-    def guarded(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
-        env = context.environment
-        budget: Budget = env.budget  # type: ignore[attr-defined]
-        if measured_only and type(value) is str:
-            budget.charge_text(len(value) + 2, 2, "a value")  # the filter, and measuring its value
-        else:
-            budget.charge()
-            if checked:
-                value = check_filter(budget, name, value, args, kwargs)
-        if pass_arg is None:
-            result = func(value, *args, **kwargs)
-        elif pass_arg is _PassArg.context:
-            result = func(context, value, *args, **kwargs)
-        elif pass_arg is _PassArg.eval_context:
-            result = func(context.eval_ctx, value, *args, **kwargs)
-        else:
-            result = func(env, value, *args, **kwargs)
-        if type(result) is not str or len(result) > budget.limits.max_output:
-            budget.check_result(result)
-        return result
-
-    return guarded
-
-
-# Built once: every environment serves the same guarded filters (they find the render's budget through the
-# context) and the same read-only globals.
-_GUARDED_FILTERS: Mapping[str, Callable[..., Any]] = {
-    name: _guarded_filter(name, f) for name, f in {**DEFAULT_FILTERS, **FILTERS}.items() if name not in _DROPPED_FILTERS
-}
+# Built once: every environment serves the same read-only globals.
 _SHARED_GLOBALS: Mapping[str, Any] = {
     # Go's and sprig's functions, and KUDO's object shaping, for packages converted from KUDO
     "go": wrap("go", gofuncs.FUNCTIONS),

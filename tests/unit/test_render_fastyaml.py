@@ -107,9 +107,16 @@ def test_a_plain_manifest_takes_the_fast_path() -> None:
     "data: {a: yes}", "data: {a: 0777}", "data: {a: 1e3}", "data: {a: 1:20}", "data: {a: !!str 1}",
     "data: {a: &x b, c: *x}", "data:\n  : x", "data:\n  ? a\n  : b", "data: {[a]: b}", "data: {a: 1, a: 2}",
     "data: {a: =}", "spec: !custom {}", "data: {a: b}\n...", "--- {a: b}", "data: {a: -0777}", "data: [1.5E+3]",
+    "data: {1e3: b}", "data: {a: 1.5, b: '1e3'}", "data: {a: '1.5', b: 1.0e3}", "data: {a: [x, -.5e-3]}",
 ])
 def test_what_the_two_could_read_apart_is_left_to_pyyaml(tail: str) -> None:
     assert fastyaml.parse(HEAD + tail + "\n") is None
+
+
+def test_an_exponent_where_yaml_rs_read_no_float_takes_the_fast_path() -> None:
+    text = HEAD + "data:\n  a: '1e3'\n  b: \"2.5E-3\"\n  c: 1e3x\n  d: 3\n"
+    assert fastyaml.parse(text) == reference(text)
+    assert fastyaml.parse(text) is not None
 
 
 def test_duplicate_keys_are_refused_with_their_line() -> None:
