@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 EAGER = ("kubernetes.dynamic", "kubernetes.stream", "kubernetes.leaderelection", "kubernetes.informer",
-         "kubernetes.watch")
+         "kubernetes.watch", "kubernetes.utils.create_from_yaml", "oauthlib.oauth2", "requests_oauthlib", "requests")
 
 
 def python(code: str) -> list[str]:
@@ -30,6 +30,29 @@ def test_a_kubernetes_imported_before_is_left_as_it_is() -> None:
     code = ("import kubernetes; before = dict(vars(kubernetes)); import engine.kube.sdk, sys; "
             "print(sys.modules['kubernetes'] is kubernetes, 'dynamic' in before)")
     assert python(code) == ["True", "True"]
+
+
+def test_the_kubeconfig_loader_gets_the_real_oauth2_session_at_its_first_call() -> None:
+    code = ("import engine.kube.sdk, sys; loader = sys.modules['kubernetes.config.kube_config']; "
+            "session = loader.OAuth2Session(client_id='kplan', token={'access_token': 'x'}); "
+            "import requests_oauthlib; "
+            "print(type(session) is requests_oauthlib.OAuth2Session, session.client_id, "
+            "loader.oauthlib.oauth2.rfc6749.errors.InvalidClientIdError.__name__, "
+            "sys.modules['oauthlib.oauth2'] is loader.oauthlib.oauth2)")
+    assert python(code) == ["True", "kplan", "InvalidClientIdError", "True"]
+
+
+def test_oauth2_modules_imported_before_are_the_ones_the_loader_uses() -> None:
+    code = ("import requests_oauthlib, oauthlib.oauth2; import engine.kube.sdk, sys; "
+            "loader = sys.modules['kubernetes.config.kube_config']; "
+            "print(loader.OAuth2Session is requests_oauthlib.OAuth2Session, 'kubernetes.dynamic' in sys.modules)")
+    assert python(code) == ["True", "False"]
+
+
+def test_the_utils_package_is_whole_once_asked_for_what_it_lacks() -> None:
+    code = ("import engine.kube.sdk; from kubernetes.utils import parse_quantity, create_from_dict; "
+            "print(parse_quantity('1Ki'))")
+    assert python(code) == ["1024"]
 
 
 class Chunks:
