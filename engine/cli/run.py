@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 def create(kube: Kube, prepared: Prepared, name: str, plan: str | None) -> Target:
     if plan not in (None, "deploy"):
         raise PermanentError(f"instance {name!r} does not exist yet: run without --plan to install it first")
-    created, lines = record_instance(kube, prepared, name, runner=CLI)
+    created, lines = record_instance(kube, prepared, name, runner=CLI, absent=True)
     for line in lines:
         print(line)
     return Target("deploy", None, int(created["metadata"].get("generation") or 0))
