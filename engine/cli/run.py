@@ -57,11 +57,14 @@ def run(args: argparse.Namespace) -> int:
     if not installed:
         install_crds(kube)
         print("kplan CRDs installed")
-    if existing is None:
-        target = create(kube, prepared, name, args.plan)
-    else:
-        target = change(kube, existing, prepared, args.plan)
     driver = Driver(kube, kube.namespace, name, lambda event: show(event, name), prepared.kinds)
+    driver.start_warming()  # the caches' lists and watches go out while the Instance is recorded
+    try:
+        target = create(kube, prepared, name, args.plan) if existing is None else \
+            change(kube, existing, prepared, args.plan)
+    except BaseException:
+        driver.stop()
+        raise
     try:
         found, state = driver.drive(target, args.timeout)
     except Timeout as timeout:
