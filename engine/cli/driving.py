@@ -48,6 +48,8 @@ class Driver:
         self._driven = frozenset({key(namespace, name)})  # replaced, never changed: handlers read it from other threads
         self._wake = threading.Event()
         self._caches.add_handler(self._changed)
+        self._warming: threading.Thread | None = None
+        self._warm_error: BaseException | None = None
         self.latest: Json | None = None  # the Instance as the last pass left it
 
     def drive(self, target: Target, timeout: float) -> tuple[Json, str]:
@@ -71,7 +73,7 @@ class Driver:
         deadline = clock.monotonic() + timeout
         retry = RETRY_START
         try:
-            self.warm()
+            self._warmed()
             while True:
                 self._wake.clear()
                 try:
@@ -89,6 +91,33 @@ class Driver:
                 clock.wait(self._wake, min(delay, remaining) if delay is not None else remaining)
         finally:
             self._caches.stop()
+
+    def start_warming(self) -> None:
+        """Start `warm` on a thread of its own, so the caches fill while the caller records the Instance (their lists
+        and watches off the critical path); `drive` waits for it. The caller stops the Driver (`stop`) if it does
+        not go on to drive."""
+        def warm() -> None:
+            try:
+                self.warm()
+            except BaseException as err:  # the Instances' cache did not start: drive raises it
+                self._warm_error = err
+
+        self._warming = threading.Thread(target=warm, name="warm", daemon=True)
+        self._warming.start()
+
+    def stop(self) -> None:
+        """Stop the caches (after `start_warming` without a `drive`)."""
+        if self._warming is not None:
+            self._warming.join()
+        self._caches.stop()
+
+    def _warmed(self) -> None:
+        if self._warming is None:
+            self.warm()
+            return
+        self._warming.join()
+        if self._warm_error is not None:
+            raise self._warm_error
 
     def warm(self) -> None:
         """Start the caches of the kinds a pass reads all at once: otherwise the first pass starts them one by one

@@ -53,13 +53,15 @@ def run(args: argparse.Namespace) -> int:
     return ended_with(found, state, "deploy")
 
 
-def record_instance(kube: Kube, prepared: Prepared, name: str,
-                    runner: str | None = None) -> tuple[dict[str, Any], list[str]]:
+def record_instance(kube: Kube, prepared: Prepared, name: str, runner: str | None = None, *,
+                    absent: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Check everything the cluster could refuse first, then create the packages' objects and the Instance;
-    the Instance and what was created, kubectl-style."""
-    require_crds(kube)
+    the Instance and what was created, kubectl-style. `absent`: the caller has just read that no Instance of that
+    name exists (and that the CRDs are served), so it is not asked again."""
     namespace = kube.namespace
-    if kube.get(*INSTANCE, name, namespace) is not None:
+    if not absent:
+        require_crds(kube)
+    if not absent and kube.get(*INSTANCE, name, namespace) is not None:
         raise PermanentError(f"instance {name!r} already exists in namespace {namespace!r}; use update or upgrade")
     packages = packages_to_record(prepared.pkg, prepared.dependencies)
     check_versions(kube, packages, prepared.dependencies, namespace)

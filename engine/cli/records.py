@@ -128,13 +128,11 @@ def record_packages(kube: Kube, packages: Iterable[Package], namespace: str,
 
 
 def create_missing(kube: Kube, obj: Mapping[str, Any]) -> bool:
-    """Create `obj` unless an object of its name exists; True when it was created."""
-    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
-    if kube.get(api_version, kind, str(obj["metadata"]["name"]), str(obj["metadata"]["namespace"])) is not None:
-        return False
+    """Create `obj` unless an object of its name exists; True when it was created. The server's AlreadyExists
+    tells that it exists: one round trip, not a read before the write."""
     try:
         kube.create(obj, same=same_as_sent(obj))
-    except AlreadyExists:  # created meanwhile by someone else: as good
+    except AlreadyExists:  # there already, or created meanwhile by someone else: as good
         return False
     return True
 

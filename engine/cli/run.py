@@ -57,11 +57,14 @@ def run(args: argparse.Namespace) -> int:
     if not installed:
         install_crds(kube)
         print("kplan CRDs installed")
-    if existing is None:
-        target = create(kube, prepared, name, args.plan)
-    else:
-        target = change(kube, existing, prepared, args.plan)
     driver = Driver(kube, kube.namespace, name, lambda event: show(event, name), prepared.kinds)
+    driver.start_warming()  # the caches' lists and watches go out while the Instance is recorded
+    try:
+        target = create(kube, prepared, name, args.plan) if existing is None else \
+            change(kube, existing, prepared, args.plan)
+    except BaseException:
+        driver.stop()
+        raise
     try:
         found, state = driver.drive(target, args.timeout)
     except Timeout as timeout:
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 def create(kube: Kube, prepared: Prepared, name: str, plan: str | None) -> Target:
     if plan not in (None, "deploy"):
         raise PermanentError(f"instance {name!r} does not exist yet: run without --plan to install it first")
-    created, lines = record_instance(kube, prepared, name, runner=CLI)
+    created, lines = record_instance(kube, prepared, name, runner=CLI, absent=True)
     for line in lines:
         print(line)
     return Target("deploy", None, int(created["metadata"].get("generation") or 0))
