@@ -222,11 +222,16 @@ class Manager:
             return True
         return False
 
-    def _on_change(self, _change: str, obj: dict[str, Any], listed: bool) -> None:
+    def _on_change(self, change: str, obj: dict[str, Any], listed: bool) -> None:
         """Queue the Instances a change concerns; what a listing found waits behind watch events (at start every
-        object of a kind is listed: the Instances with work under way are queued first by `_start_leading`)."""
+        object of a kind is listed: the Instances with work under way are queued first by `_start_leading`). An
+        Instance's event that only echoes the runner's own write queues no pass of it (its parent's still)."""
         lane = Lane.LATER if listed else Lane.NORMAL
-        for found in self._keys(obj):
+        keys = self._keys(obj)
+        if is_instance(obj) and self.runner.echo(change, obj):
+            meta = obj.get("metadata") or {}
+            keys.discard(key(str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+        for found in keys:
             namespace, _, name = found.partition("/")
             if self.owns(namespace, name):
                 self.queue.add(found, lane)
@@ -238,6 +243,10 @@ class Manager:
         log.info(type(event).__name__, extra=event_fields(event))
         if isinstance(event, PlanFinished) and event.duration is not None:
             self.metrics.plan_finished(event.plan, event.status, event.duration)
+
+
+def is_instance(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") == INSTANCE[1] and str(obj.get("apiVersion") or "").partition("/")[0] == "kplan.dev"
 
 
 def event_fields(event: RunEvent) -> dict[str, Any]:

@@ -27,7 +27,11 @@ from engine.planner import (
     decide,
     record_failures,
 )
+from engine.planner.follow import may_advance
+from engine.planner.quiet import quiet_until
+from engine.planner.times import aware
 from engine.runner.acting import Acting
+from engine.runner.echoes import Echoes
 from engine.runner.events import RunEvent, changes
 from engine.runner.observed import ObservedView, RecentWrites
 from engine.runner.orphans import orphan_actions, stranded
@@ -71,6 +75,7 @@ class Runner:
         self.driver = driver
         self._recent = RecentWrites()
         self._packages = PackageCache()
+        self._echoes = Echoes()
         self._acting = Acting(kube, self._recent)
         caches.add_reader(lambda change, obj, _listed: self._recent.observe(change, obj))
 
@@ -95,6 +100,10 @@ class Runner:
                 raise
         raise Conflict(f"cannot reconcile Instance {namespace}/{name}: it kept changing")
 
+    def echo(self, change: str, instance: Mapping[str, Any]) -> bool:
+        """Whether a watch event of `instance` shows only what this runner's own writes made of it (no pass needed)."""
+        return self._echoes.heard(change, instance)
+
     def serves(self, instance: Mapping[str, Any]) -> bool:
         annotations = (instance.get("metadata") or {}).get("annotations") or {}
         return (annotations.get(DRIVER_ANNOTATION) or MANAGER) == self.driver
@@ -113,10 +122,15 @@ class Runner:
         decision = decide(pkg, instance, observed, now, self._settings, previous)
         before = instance
         instance = self._acting.before(decision.actions, instance)
-        decision, statuses, failed = self._carry_out(pkg, previous, instance, decision, now)
+        decision, statuses, failed, settled = self._carry_out(pkg, previous, instance, decision, now)
         old_status = before.get("status") or {}
+        requeue = decision.requeue_after
         if decision.status != old_status:
-            instance = self._acting.write_status(instance, decision.status)
+            wait = quiet_for(old_status, decision.status, now, self._settings)
+            if wait is None:
+                instance = self._acting.write_status(instance, decision.status)
+            else:  # only what a step waits on changed: written with the next change, or once it has stood a while
+                statuses, requeue = [], wait if requeue is None else min(requeue, wait)
         instance = self._acting.after(decision.actions, instance)
         self._record(decision, instance, ObservedView(self._caches, self._recent))
         for prior, status in zip([old_status, *statuses], statuses, strict=False):
@@ -124,32 +138,42 @@ class Runner:
                 self._emit(event)
         if again and not failed and any(isinstance(a, GenerateParameters) for a in decision.actions):
             return self._pass(instance, again=False)  # the values are stored (and remembered): plan with them now
-        return decision.requeue_after
+        if settled:  # a pass over what it wrote would decide the same: its watch event needs none
+            self._echoes.wrote(instance)
+        return requeue
 
     def _carry_out(self, pkg: Package, previous: Package | None, instance: Json, decision: Decision,
-                   now: datetime) -> tuple[Decision, list[Json], bool]:
+                   now: datetime) -> tuple[Decision, list[Json], bool, bool]:
         """Apply and delete what `decision` asks; then, while that started something, decide again with it in view.
 
         Returns the decisions merged into one (their actions, the last status, all Events), the status after
-        each, in order, and whether an action of the first decision failed.
+        each, in order, whether an action of the first decision failed, and whether the pass settled: deciding
+        again with what it carried out in view is known to start nothing new (else the next pass must).
         """
         failures = self._acting.objects(decision.actions, namespace_of(instance))
         failed = bool(failures)
         decision = record_failures(decision, failures, now, self._settings)
         statuses = [decision.status]
+        latest, packages = decision.actions, (pkg, *((previous,) if previous else ()))
+        settled = False
         for _ in range(FOLLOW_UPS):
             if failures or not touched(decision.actions):
+                settled = not failures
                 break
             observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
+            if not may_advance(packages, latest, observed):
+                settled = True  # each step just started waits on an object not healthy yet: nothing new to start
+                break
             follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
             if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
+                settled = not touched(follow.actions)
                 break  # nothing new started (or the same objects again: that is the next pass's to judge)
-            failures = self._acting.objects(follow.actions, namespace_of(instance))
+            failures, latest = self._acting.objects(follow.actions, namespace_of(instance)), follow.actions
             follow = record_failures(follow, failures, now, self._settings)
             decision = Decision(decision.actions + follow.actions, follow.status, decision.events + follow.events,
                                 follow.requeue_after)
             statuses.append(decision.status)
-        return decision, statuses, failed
+        return decision, statuses, failed, settled
 
     def _release_orphan(self, instance: Json) -> None:
         """Remove what a deleted Instance without a package applied, then its finalizer (no cleanup plan)."""
@@ -238,6 +262,13 @@ class Runner:
         """A log line for an Event not written; a debug one when the namespace is being deleted (routine)."""
         routine = self._namespace_terminating(instance)
         (log.debug if routine else log.warning)("event not recorded", extra={"reason": reason, "error": str(err)})
+
+
+def quiet_for(before: Mapping[str, Any], after: Mapping[str, Any], now: datetime, settings: Settings) -> float | None:
+    """Seconds the write of `after` may wait (engine.planner.quiet), or None: write it now."""
+    due = quiet_until(before, after, settings)
+    left = (due - aware(now)).total_seconds() if due is not None else 0.0
+    return left if left > 0 else None
 
 
 def touched(actions: Iterable[Action]) -> set[Ref]:
