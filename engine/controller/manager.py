@@ -224,13 +224,13 @@ class Manager:
 
     def _on_change(self, change: str, obj: dict[str, Any], listed: bool) -> None:
         """Queue the Instances a change concerns; what a listing found waits behind watch events (at start every
-        object of a kind is listed: the Instances with work under way are queued first by `_start_leading`). An
-        Instance's event that only echoes the runner's own write queues no pass of it (its parent's still)."""
+        object of a kind is listed: the Instances with work under way are queued first by `_start_leading`). An event
+        that only echoes what a settled pass of an Instance wrote queues no pass of that Instance (others' still)."""
         lane = Lane.LATER if listed else Lane.NORMAL
         keys = self._keys(obj)
-        if is_instance(obj) and self.runner.echo(change, obj):
-            meta = obj.get("metadata") or {}
-            keys.discard(key(str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+        echoed = self.runner.echo(change, obj)
+        if echoed is not None:
+            keys.discard(echoed)
         for found in keys:
             namespace, _, name = found.partition("/")
             if self.owns(namespace, name):
@@ -243,10 +243,6 @@ class Manager:
         log.info(type(event).__name__, extra=event_fields(event))
         if isinstance(event, PlanFinished) and event.duration is not None:
             self.metrics.plan_finished(event.plan, event.status, event.duration)
-
-
-def is_instance(obj: dict[str, Any]) -> bool:
-    return obj.get("kind") == INSTANCE[1] and str(obj.get("apiVersion") or "").partition("/")[0] == "kplan.dev"
 
 
 def event_fields(event: RunEvent) -> dict[str, Any]:

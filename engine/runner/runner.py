@@ -27,7 +27,7 @@ from engine.planner import (
     decide,
     record_failures,
 )
-from engine.planner.follow import may_advance
+from engine.planner.follow import any_failed, may_advance
 from engine.planner.quiet import quiet_until
 from engine.planner.times import aware
 from engine.runner.acting import Acting
@@ -76,7 +76,7 @@ class Runner:
         self._recent = RecentWrites()
         self._packages = PackageCache()
         self._echoes = Echoes()
-        self._acting = Acting(kube, self._recent)
+        self._acting = Acting(kube, self._recent, self._echoes)
         caches.add_reader(lambda change, obj, _listed: self._recent.observe(change, obj))
 
     def reconcile(self, namespace: str, name: str) -> float | None:
@@ -85,10 +85,22 @@ class Runner:
         Transient failures of single actions are recorded in the status; anything that prevents the pass
         itself (the API unavailable, the Instance changing faster than it can be written) raises.
         """
+        key = f"{namespace}/{name}"
+        try:
+            after, settled = self._attempts(namespace, name)
+        except BaseException:
+            self._echoes.settled(key, False)
+            raise
+        if self._echoes.settled(key, settled):
+            return 0.0  # the pass did not settle, and an event taken for the echo of its writes meanwhile is owed one
+        return after
+
+    def _attempts(self, namespace: str, name: str) -> tuple[float | None, bool]:
+        """A pass, tried again while the Instance changes under it: when due again, and whether it settled."""
         instance = self._cached_instance(namespace, name)
         for _ in range(ATTEMPTS):
             if instance is None or not self.serves(instance):
-                return None
+                return None, False
             try:
                 return self._pass(instance)
             except Conflict:
@@ -96,13 +108,14 @@ class Runner:
                 instance = self._fresh_instance(namespace, name)
             except NotFound:
                 if self._fresh_instance(namespace, name) is None:
-                    return None  # deleted meanwhile: nothing left to do
+                    return None, False  # deleted meanwhile: nothing left to do
                 raise
         raise Conflict(f"cannot reconcile Instance {namespace}/{name}: it kept changing")
 
-    def echo(self, change: str, instance: Mapping[str, Any]) -> bool:
-        """Whether a watch event of `instance` shows only what this runner's own writes made of it (no pass needed)."""
-        return self._echoes.heard(change, instance)
+    def echo(self, change: str, obj: Mapping[str, Any]) -> str | None:
+        """The Instance (`namespace/name`) to which a watch event of `obj` shows only what a settled pass of it wrote
+        (it needs no pass for it), or None."""
+        return self._echoes.heard(change, obj)
 
     def serves(self, instance: Mapping[str, Any]) -> bool:
         annotations = (instance.get("metadata") or {}).get("annotations") or {}
@@ -110,12 +123,14 @@ class Runner:
 
     # --- one pass --------------------------------------------------------------------------
 
-    def _pass(self, instance: Json, *, again: bool = True) -> float | None:
+    def _pass(self, instance: Json, *, again: bool = True) -> tuple[float | None, bool]:
+        """One decision carried out and recorded: when due again, and whether the pass settled (deciding again with
+        what it wrote in view would start nothing)."""
         packages = self._packages_of(instance)
         if packages is None:
             if stranded(instance):
                 self._release_orphan(instance)
-            return None
+            return None, False
         pkg, previous = packages
         now = self._clock.now()
         observed = ObservedView(self._caches, self._recent)
@@ -138,9 +153,7 @@ class Runner:
                 self._emit(event)
         if again and not failed and any(isinstance(a, GenerateParameters) for a in decision.actions):
             return self._pass(instance, again=False)  # the values are stored (and remembered): plan with them now
-        if settled:  # a pass over what it wrote would decide the same: its watch event needs none
-            self._echoes.wrote(instance)
-        return requeue
+        return requeue, settled
 
     def _carry_out(self, pkg: Package, previous: Package | None, instance: Json, decision: Decision,
                    now: datetime) -> tuple[Decision, list[Json], bool, bool]:
@@ -150,7 +163,7 @@ class Runner:
         each, in order, whether an action of the first decision failed, and whether the pass settled: deciding
         again with what it carried out in view is known to start nothing new (else the next pass must).
         """
-        failures = self._acting.objects(decision.actions, namespace_of(instance))
+        failures = self._acting.objects(decision.actions, namespace_of(instance), key_of(instance))
         failed = bool(failures)
         decision = record_failures(decision, failures, now, self._settings)
         statuses = [decision.status]
@@ -162,13 +175,16 @@ class Runner:
                 break
             observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
             if not may_advance(packages, latest, observed):
-                settled = True  # each step just started waits on an object not healthy yet: nothing new to start
+                # each step just started waits on an object not healthy yet: nothing new to start (a failed one is
+                # the next pass's to judge)
+                settled = not any_failed(packages, latest, observed)
                 break
             follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
             if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
-                settled = not touched(follow.actions)
+                settled = not touched(follow.actions) and follow.status == decision.status  # else the next pass's
                 break  # nothing new started (or the same objects again: that is the next pass's to judge)
-            failures, latest = self._acting.objects(follow.actions, namespace_of(instance)), follow.actions
+            failures = self._acting.objects(follow.actions, namespace_of(instance), key_of(instance))
+            latest = follow.actions
             follow = record_failures(follow, failures, now, self._settings)
             decision = Decision(decision.actions + follow.actions, follow.status, decision.events + follow.events,
                                 follow.requeue_after)

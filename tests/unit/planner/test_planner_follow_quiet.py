@@ -10,7 +10,7 @@ from typing import Any
 from planner_harness import NOW, SETTINGS, Cluster, Driver, apply_task, instance, job, package, phase, plan, step
 
 from engine.planner import Apply, Delete, PlanStatus, Ref
-from engine.planner.follow import may_advance
+from engine.planner.follow import any_failed, may_advance
 from engine.planner.quiet import quiet_until
 from engine.planner.status import steps_of
 from engine.planner.times import stamp
@@ -34,6 +34,13 @@ def test_an_apply_with_an_object_short_of_healthy_cannot_complete_its_step() -> 
     assert not may_advance([pkg], [Apply("s", (CM, JOB))], observed(CM, JOB))
     assert not may_advance([pkg], [Apply("s", (CM,))], {})  # not observed: not healthy
     assert may_advance([pkg], [Apply("s", (CM, JOB))], observed(CM, {**JOB, "status": COMPLETE}))
+
+
+def test_an_applied_object_that_failed_is_seen() -> None:
+    pkg = package({}, [], [])
+    failed = {**JOB, "status": {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]}}
+    assert any_failed([pkg], [Apply("s", (CM, JOB))], observed(CM, failed))
+    assert not any_failed([pkg], [Apply("s", (CM, JOB))], observed(CM, JOB))
 
 
 def test_a_delete_may_always_advance_the_plan() -> None:
