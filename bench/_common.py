@@ -188,12 +188,14 @@ def deploy_complete(instance: Mapping[str, Any] | None) -> bool:
 
 
 class TimedTransport(Transport):
-    """A Transport that adds up how long its request/answer round trips took (watch streams excluded)."""
+    """A Transport that adds up how long its request/answer round trips took (watch streams excluded), and keeps
+    when each began and ended (perf_counter seconds) in `spans`."""
 
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport.api_client)
         self.seconds = 0.0
         self.calls = 0
+        self.spans: list[tuple[float, float]] = []
         self._lock = threading.Lock()
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -201,9 +203,22 @@ class TimedTransport(Transport):
         try:
             return super().request(method, path, **kwargs)
         finally:
+            end = time.perf_counter()
             with self._lock:
-                self.seconds += time.perf_counter() - start
+                self.seconds += end - start
                 self.calls += 1
+                self.spans.append((start, end))
+
+
+def covered(spans: Sequence[tuple[float, float]], start: float, end: float) -> float:
+    """Seconds of [start, end] that at least one of `spans` covers (overlaps counted once)."""
+    total, reached = 0.0, start
+    for begin, finish in sorted(spans):
+        begin, finish = max(begin, reached), min(finish, end)
+        if finish > begin:
+            total += finish - begin
+            reached = finish
+    return total
 
 
 @contextmanager

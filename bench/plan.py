@@ -5,9 +5,11 @@ Two packages of 50 steps, each step a ConfigMap and a Job that the simulator com
 to its deploy plan being COMPLETE; the sum of the manager's API round trips in that time (one Instance:
 every pass of its key is sequential, so all of them are on the critical path); the time the simulator took
 to run the Jobs on the critical path; engine overhead per step = (wall - round trips - simulated durations)
-/ steps (declared durations are 0 s, so the simulator's own latency is in it; `overhead_excluding_simulator`
-takes it out too); and the manager's API requests by verb per applied object. The manager's caches of
-ConfigMaps and Jobs are filled before the clock starts, as they would be in a running manager.
+/ steps (declared durations are 0 s, so the simulator's own latency is in it); and, excluding the simulator,
+the time when neither a request of the manager was under way nor a Job was running, per step (a Job runs
+while the status write after its apply is under way: the two are not added); and the manager's API requests
+by verb per applied object. The manager's caches of ConfigMaps and Jobs are filled before the clock starts,
+as they would be in a running manager.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from _common import (
     add_backend_flag,
     chosen_backends,
     cluster,
+    covered,
     deploy_complete,
     install_crds,
     machine,
@@ -63,6 +66,9 @@ class JobClock:
     def latencies(self) -> list[float]:
         return [self.completed[n] - self.created[n] for n in self.created if n in self.completed]
 
+    def spans(self) -> list[tuple[float, float]]:
+        return [(self.created[n], self.completed[n]) for n in self.created if n in self.completed]
+
 
 def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, steps: int) -> dict[str, Any]:
     namespace = f"bench-{strategy}-{uuid.uuid4().hex[:6]}"
@@ -75,19 +81,25 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, 
     with manager_for(kubeconfig, namespace) as (manager, kube, timed):
         manager.caches.ensure("v1", "ConfigMap")
         manager.caches.ensure("batch/v1", "Job")
-        before, seconds_before, calls_before = Counter(kube.requests), timed.seconds, timed.calls
+        before, seconds_before, calls_before, spans_before = (Counter(kube.requests), timed.seconds, timed.calls,
+                                                              len(timed.spans))
         start = time.perf_counter()
         observer.create({"apiVersion": INSTANCE[0], "kind": INSTANCE[1],
                          "metadata": {"name": "b", "namespace": namespace},
                          "spec": {"operatorVersion": {"name": f"bench-{strategy}-0.1.0"}}})
         observer.wait_for(*INSTANCE, "b", namespace, deploy_complete, WAIT, condition="deploy COMPLETE")
-        wall = time.perf_counter() - start
+        end = time.perf_counter()
+        wall = end - start
         round_trips, calls = timed.seconds - seconds_before, timed.calls - calls_before
+        request_spans = timed.spans[spans_before:]
         requests = Counter(kube.requests)
         requests.subtract(before)
     jobs.stop()
     latencies = jobs.latencies()
     simulator = sum(latencies) if strategy == "serial" else max(latencies)
+    # A Job runs in the simulator while the manager's status write is under way: time that either covers is not
+    # the engine's, counted once.
+    outside = wall - covered([*request_spans, *jobs.spans()], start, end)
     objects = 2 * steps
     return {
         "steps": steps,
@@ -99,7 +111,7 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, 
         "simulator_latency_seconds_on_critical_path": round(simulator, 3),
         "simulator_latency_ms_per_step": round(simulator / steps * 1000, 2),
         "engine_overhead_per_step_ms": round((wall - round_trips) / steps * 1000, 2),
-        "engine_overhead_per_step_excluding_simulator_ms": round((wall - round_trips - simulator) / steps * 1000, 2),
+        "engine_overhead_per_step_excluding_simulator_ms": round(outside / steps * 1000, 2),
         "api_requests_per_applied_object": per_unit(requests, objects),
         "reconciles": manager.metrics.reconciles,
     }

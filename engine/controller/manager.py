@@ -222,11 +222,16 @@ class Manager:
             return True
         return False
 
-    def _on_change(self, _change: str, obj: dict[str, Any], listed: bool) -> None:
+    def _on_change(self, change: str, obj: dict[str, Any], listed: bool) -> None:
         """Queue the Instances a change concerns; what a listing found waits behind watch events (at start every
-        object of a kind is listed: the Instances with work under way are queued first by `_start_leading`)."""
+        object of a kind is listed: the Instances with work under way are queued first by `_start_leading`). An event
+        that only echoes what a settled pass of an Instance wrote queues no pass of that Instance (others' still)."""
         lane = Lane.LATER if listed else Lane.NORMAL
-        for found in self._keys(obj):
+        keys = self._keys(obj)
+        echoed = self.runner.echo(change, obj)
+        if echoed is not None:
+            keys.discard(echoed)
+        for found in keys:
             namespace, _, name = found.partition("/")
             if self.owns(namespace, name):
                 self.queue.add(found, lane)

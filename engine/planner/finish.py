@@ -63,6 +63,8 @@ def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) ->
 def same_untimed(one: Any, other: Any) -> bool:
     """Whether `one` and `other` are equal once every `lastUpdatedAt` is left out (content unchanged), compared in
     place: a pass compares its whole plan record with the one before."""
+    if one is other or (one.__class__ is other.__class__ and one == other):  # equal with timestamps: equal without
+        return True
     if isinstance(one, Mapping) and isinstance(other, Mapping):
         keys = {k for k in one if k != "lastUpdatedAt"}
         return keys == {k for k in other if k != "lastUpdatedAt"} and all(same_untimed(one[k], other[k]) for k in keys)

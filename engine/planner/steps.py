@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -43,7 +44,13 @@ class PlanScope:
     settings: Settings
 
     def of(self, step: Step) -> StepScope:
-        return StepScope(**{f.name: getattr(self, f.name) for f in fields(PlanScope)}, step=step)
+        return StepScope(**{name: getattr(self, name) for name in plan_fields()}, step=step)
+
+
+@functools.cache
+def plan_fields() -> tuple[str, ...]:
+    """PlanScope's field names (looked up once: every pass scopes each step of its plan)."""
+    return tuple(f.name for f in fields(PlanScope))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from engine.planner import (
 from engine.planner import RemoveFinalizer as RemoveFinalizerAction
 from engine.planner.ownership import INSTANCE_NAMESPACE
 from engine.runner import generated
+from engine.runner.echoes import Echoes
 from engine.runner.observed import RecentWrites
 
 __all__ = ["INSTANCE_NAMESPACE", "Acting", "with_instance_namespace"]
@@ -47,19 +48,21 @@ def with_instance_namespace(obj: Mapping[str, Any], namespace: str) -> Json:
 
 
 class Acting:
-    """The writes of one Runner. Applied objects are remembered in `recent` until the caches show them."""
+    """The writes of one Runner. Applied objects are remembered in `recent` until the caches show them, and noted in
+    `echoes` with the Instance whose pass wrote them, as is each write of the Instance."""
 
-    def __init__(self, kube: Kube, recent: RecentWrites) -> None:
+    def __init__(self, kube: Kube, recent: RecentWrites, echoes: Echoes | None = None) -> None:
         self._kube, self._recent = kube, recent
+        self._echoes = echoes or Echoes()
 
-    def objects(self, actions: Sequence[Action], namespace: str) -> list[Failure]:
-        """Carry out every Apply, Delete and GenerateParameters; the first failure of each action is reported, the
-        rest skipped."""
+    def objects(self, actions: Sequence[Action], namespace: str, key: str = "") -> list[Failure]:
+        """Carry out every Apply, Delete and GenerateParameters (for the pass of Instance `key`); the first failure
+        of each action is reported, the rest skipped."""
         failures = []
         for action in actions:
             try:
                 if isinstance(action, Apply):
-                    self._apply(action, namespace)
+                    self._apply(action, namespace, key)
                 elif isinstance(action, Delete):
                     self._delete(action)
                 elif isinstance(action, GenerateParameters):
@@ -69,7 +72,7 @@ class Acting:
                 failures.append(Failure(action.step, error))
         return failures
 
-    def _apply(self, action: Apply, namespace: str) -> None:
+    def _apply(self, action: Apply, namespace: str, key: str) -> None:
         for handover in action.handovers:
             ref = handover.ref
             self._kube.hand_over(ref.api_version, ref.kind, ref.name, ref.namespace, handover.managers,
@@ -78,6 +81,8 @@ class Acting:
             applied = self._kube.apply(with_instance_namespace(obj, namespace), force=action.force,
                                        field_manager=action.manager)
             self._recent.remember(applied)
+            if key:
+                self._echoes.wrote(applied, key)
 
     def _delete(self, action: Delete) -> None:
         for ref in action.refs:
@@ -110,6 +115,7 @@ class Acting:
         meta = {k: v for k, v in (instance.get("metadata") or {}).items() if k != "managedFields"}
         written = self._kube.replace({**instance, "metadata": meta, "status": dict(status)}, subresource=subresource)
         self._recent.remember(written)
+        self._echoes.wrote(written, instance_key(written))
         return written
 
     def _patch_instance(self, instance: Json, patch: Json) -> Json:
@@ -119,7 +125,13 @@ class Acting:
         patched = self._kube.patch(api_version, kind, str(meta.get("name")), meta.get("namespace"),
                                    {**patch, **precondition})
         self._recent.remember(patched)
+        self._echoes.wrote(patched, instance_key(patched))
         return patched
+
+
+def instance_key(instance: Mapping[str, Any]) -> str:
+    meta = instance.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
 
 
 def finalizers(instance: Mapping[str, Any]) -> list[str]:

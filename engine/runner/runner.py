@@ -27,7 +27,11 @@ from engine.planner import (
     decide,
     record_failures,
 )
+from engine.planner.follow import any_failed, may_advance
+from engine.planner.quiet import quiet_until
+from engine.planner.times import aware
 from engine.runner.acting import Acting
+from engine.runner.echoes import Echoes
 from engine.runner.events import RunEvent, changes
 from engine.runner.observed import ObservedView, RecentWrites
 from engine.runner.orphans import orphan_actions, stranded
@@ -71,7 +75,8 @@ class Runner:
         self.driver = driver
         self._recent = RecentWrites()
         self._packages = PackageCache()
-        self._acting = Acting(kube, self._recent)
+        self._echoes = Echoes()
+        self._acting = Acting(kube, self._recent, self._echoes)
         caches.add_reader(lambda change, obj, _listed: self._recent.observe(change, obj))
 
     def reconcile(self, namespace: str, name: str) -> float | None:
@@ -80,10 +85,22 @@ class Runner:
         Transient failures of single actions are recorded in the status; anything that prevents the pass
         itself (the API unavailable, the Instance changing faster than it can be written) raises.
         """
+        key = f"{namespace}/{name}"
+        try:
+            after, settled = self._attempts(namespace, name)
+        except BaseException:
+            self._echoes.settled(key, False)
+            raise
+        if self._echoes.settled(key, settled):
+            return 0.0  # the pass did not settle, and an event taken for the echo of its writes meanwhile is owed one
+        return after
+
+    def _attempts(self, namespace: str, name: str) -> tuple[float | None, bool]:
+        """A pass, tried again while the Instance changes under it: when due again, and whether it settled."""
         instance = self._cached_instance(namespace, name)
         for _ in range(ATTEMPTS):
             if instance is None or not self.serves(instance):
-                return None
+                return None, False
             try:
                 return self._pass(instance)
             except Conflict:
@@ -91,9 +108,14 @@ class Runner:
                 instance = self._fresh_instance(namespace, name)
             except NotFound:
                 if self._fresh_instance(namespace, name) is None:
-                    return None  # deleted meanwhile: nothing left to do
+                    return None, False  # deleted meanwhile: nothing left to do
                 raise
         raise Conflict(f"cannot reconcile Instance {namespace}/{name}: it kept changing")
+
+    def echo(self, change: str, obj: Mapping[str, Any]) -> str | None:
+        """The Instance (`namespace/name`) to which a watch event of `obj` shows only what a settled pass of it wrote
+        (it needs no pass for it), or None."""
+        return self._echoes.heard(change, obj)
 
     def serves(self, instance: Mapping[str, Any]) -> bool:
         annotations = (instance.get("metadata") or {}).get("annotations") or {}
@@ -101,22 +123,29 @@ class Runner:
 
     # --- one pass --------------------------------------------------------------------------
 
-    def _pass(self, instance: Json, *, again: bool = True) -> float | None:
+    def _pass(self, instance: Json, *, again: bool = True) -> tuple[float | None, bool]:
+        """One decision carried out and recorded: when due again, and whether the pass settled (deciding again with
+        what it wrote in view would start nothing)."""
         packages = self._packages_of(instance)
         if packages is None:
             if stranded(instance):
                 self._release_orphan(instance)
-            return None
+            return None, False
         pkg, previous = packages
         now = self._clock.now()
         observed = ObservedView(self._caches, self._recent)
         decision = decide(pkg, instance, observed, now, self._settings, previous)
         before = instance
         instance = self._acting.before(decision.actions, instance)
-        decision, statuses, failed = self._carry_out(pkg, previous, instance, decision, now)
+        decision, statuses, failed, settled = self._carry_out(pkg, previous, instance, decision, now)
         old_status = before.get("status") or {}
+        requeue = decision.requeue_after
         if decision.status != old_status:
-            instance = self._acting.write_status(instance, decision.status)
+            wait = quiet_for(old_status, decision.status, now, self._settings)
+            if wait is None:
+                instance = self._acting.write_status(instance, decision.status)
+            else:  # only what a step waits on changed: written with the next change, or once it has stood a while
+                statuses, requeue = [], wait if requeue is None else min(requeue, wait)
         instance = self._acting.after(decision.actions, instance)
         self._record(decision, instance, ObservedView(self._caches, self._recent))
         for prior, status in zip([old_status, *statuses], statuses, strict=False):
@@ -124,32 +153,43 @@ class Runner:
                 self._emit(event)
         if again and not failed and any(isinstance(a, GenerateParameters) for a in decision.actions):
             return self._pass(instance, again=False)  # the values are stored (and remembered): plan with them now
-        return decision.requeue_after
+        return requeue, settled
 
     def _carry_out(self, pkg: Package, previous: Package | None, instance: Json, decision: Decision,
-                   now: datetime) -> tuple[Decision, list[Json], bool]:
+                   now: datetime) -> tuple[Decision, list[Json], bool, bool]:
         """Apply and delete what `decision` asks; then, while that started something, decide again with it in view.
 
         Returns the decisions merged into one (their actions, the last status, all Events), the status after
-        each, in order, and whether an action of the first decision failed.
+        each, in order, whether an action of the first decision failed, and whether the pass settled: deciding
+        again with what it carried out in view is known to start nothing new (else the next pass must).
         """
-        failures = self._acting.objects(decision.actions, namespace_of(instance))
+        failures = self._acting.objects(decision.actions, namespace_of(instance), key_of(instance))
         failed = bool(failures)
         decision = record_failures(decision, failures, now, self._settings)
         statuses = [decision.status]
+        latest, packages = decision.actions, (pkg, *((previous,) if previous else ()))
+        settled = False
         for _ in range(FOLLOW_UPS):
             if failures or not touched(decision.actions):
+                settled = not failures
                 break
             observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
+            if not may_advance(packages, latest, observed):
+                # each step just started waits on an object not healthy yet: nothing new to start (a failed one is
+                # the next pass's to judge)
+                settled = not any_failed(packages, latest, observed)
+                break
             follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
             if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
+                settled = not touched(follow.actions) and follow.status == decision.status  # else the next pass's
                 break  # nothing new started (or the same objects again: that is the next pass's to judge)
-            failures = self._acting.objects(follow.actions, namespace_of(instance))
+            failures = self._acting.objects(follow.actions, namespace_of(instance), key_of(instance))
+            latest = follow.actions
             follow = record_failures(follow, failures, now, self._settings)
             decision = Decision(decision.actions + follow.actions, follow.status, decision.events + follow.events,
                                 follow.requeue_after)
             statuses.append(decision.status)
-        return decision, statuses, failed
+        return decision, statuses, failed, settled
 
     def _release_orphan(self, instance: Json) -> None:
         """Remove what a deleted Instance without a package applied, then its finalizer (no cleanup plan)."""
@@ -238,6 +278,13 @@ class Runner:
         """A log line for an Event not written; a debug one when the namespace is being deleted (routine)."""
         routine = self._namespace_terminating(instance)
         (log.debug if routine else log.warning)("event not recorded", extra={"reason": reason, "error": str(err)})
+
+
+def quiet_for(before: Mapping[str, Any], after: Mapping[str, Any], now: datetime, settings: Settings) -> float | None:
+    """Seconds the write of `after` may wait (engine.planner.quiet), or None: write it now."""
+    due = quiet_until(before, after, settings)
+    left = (due - aware(now)).total_seconds() if due is not None else 0.0
+    return left if left > 0 else None
 
 
 def touched(actions: Iterable[Action]) -> set[Ref]:

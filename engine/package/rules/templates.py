@@ -3,11 +3,12 @@ parameters."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
 from engine import render
-from engine.errors import Problem
+from engine.errors import Problem, RenderError
 from engine.package.rules.tasks import template_references
 from engine.package.walk import PARAMS_FILE, TEMPLATES_DIR, Docs, parameters, tasks
 
@@ -16,7 +17,7 @@ __all__ = ["include_cycles", "template_parameters", "template_syntax", "unused_t
 
 def template_syntax(docs: Docs) -> Iterator[Problem]:
     for name, source in sorted(docs.templates.items()):
-        error = render.check_template(TEMPLATES_DIR + name, source)
+        error = syntax_error(TEMPLATES_DIR + name, source)
         if error is not None:
             yield Problem(TEMPLATES_DIR + name, error.line, "", error.reason)
 
@@ -37,11 +38,18 @@ def template_parameters(docs: Docs) -> Iterator[Problem]:
     """`Params.x` in a template needs a parameter x in params.yaml."""
     declared = {p.text("name") for p in parameters(docs)}
     for name, source in sorted(docs.templates.items()):
-        if render.check_template(TEMPLATES_DIR + name, source) is not None:
+        if syntax_error(TEMPLATES_DIR + name, source) is not None:
             continue
         for param in sorted(render.referenced_params(source) - declared):
             line = _first_use(source, param)
             yield Problem(TEMPLATES_DIR + name, line, f"Params.{param}", f"is not declared in {PARAMS_FILE}")
+
+
+@functools.lru_cache(maxsize=256)
+def syntax_error(file: str, source: str) -> RenderError | None:
+    """`render.check_template`, once per file and text: two rules ask, and a package is verified again whenever
+    it is loaded (each OperatorVersion the manager reads, the CLI's verify then build)."""
+    return render.check_template(file, source)
 
 
 def _first_use(source: str, param: str) -> int | None:
