@@ -51,7 +51,7 @@ class JobClock:
         self.created: dict[str, float] = {}
         self.completed: dict[str, float] = {}
         self._namespace = namespace
-        self.stop = cluster.subscribe(self._record)
+        self.stop = cluster.subscribe(self._record, kinds=[("batch/v1", "Job")])  # the others, not copied
 
     def _record(self, change: str, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
