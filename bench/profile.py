@@ -1,7 +1,8 @@
 """Where a benchmark's time goes: runs one bench script under py-spy (sampling every thread of the process, and of
 its child processes with --subprocesses) and prints one JSON object: the share of samples per thread role (API
-server request threads, simulators, manager workers, informers, ...), and per role the functions with the most
-samples of their own (self) and the kplan functions with the most samples under them (inclusive).
+server request threads, simulators, manager workers, informers, ...; those of a child process, such as the dev
+cluster that instances.py starts, are named so), and per role the functions with the most samples of their own
+(self) and the kplan functions with the most samples under them (inclusive).
 
     .venv/bin/python bench/profile.py [--gil] [--subprocesses] [--top N] -- plan.py --steps 50 --backend dev
 
@@ -32,6 +33,7 @@ ROLES = (  # the first pattern a thread's name matches names its role
     ("informers", re.compile(r"^informer-")),
     ("main", re.compile(r"^MainThread")),
 )
+PROCESSES = re.compile(r'(process \d+:".*?";)+')  # a command line may hold ";" but not '";'
 FRAME = re.compile(r"^(?P<function>.+) \((?P<file>[^()]*):\d+\)$")
 
 
@@ -57,11 +59,11 @@ def summarise(raw: Path, top: int) -> dict[str, object]:
         stack, _, count = line.rpartition(" ")
         if not stack or not count.isdigit():
             continue
-        parts = stack.split(";")
+        processes = PROCESSES.match(stack)  # --subprocesses: the process, its child, ..., then the thread
+        nested = processes[0].count('";') if processes else 0
+        parts = stack[processes.end() if processes else 0:].split(";")
         frames = [where(f) for f in parts[1:] if f]
-        if parts[0].startswith("process "):  # --subprocesses puts the process before the thread
-            parts, frames = parts[1:], frames[1:]
-        label, n = role(parts[0]), int(count)
+        label, n = ("child process: " if nested > 1 else "") + role(parts[0]), int(count)
         samples[label] += n
         if frames:
             own[label][frames[-1]] += n

@@ -47,6 +47,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "devcluster": ([], ["ssa_apply_configmap_create_rps", "watch_latency_ms_p99", "list_1000_ms_p50"]),
     "cel_rules": ([], ["rule_evaluations_per_s", "cr_creates_per_s_with_rules"]),
     "profile": (["--gil", "plan.py", "--backend", "dev", "--steps", "2"], ["samples", "roles.main.share"]),
+    "profile-subprocesses": (["--gil", "--subprocesses", "instances.py", "--instances", "6", "--backend", "dev"],
+                             ["roles.main.share", "roles.child process: main.share"]),
     "yaml_loaders": ([], [f"documents_per_second.large.yaml.{side}" for side in ("kplan parse_objects", "yaml_rs")]),
 }
 
