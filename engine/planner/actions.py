@@ -101,14 +101,11 @@ class Event:
 
 @dataclass(frozen=True)
 class Settings:
-    """Retry timing: the n-th retry waits min(backoff_base * 2**(n-1), backoff_max) seconds. A change of nothing but
-    the waiting message of a step in progress is written `message_delay` seconds after the step's record last
-    changed (its stamp has whole seconds: the write comes within a second of the change it reports)."""
+    """Retry timing: the n-th retry waits min(backoff_base * 2**(n-1), backoff_max) seconds."""
 
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     history_limit: int = 10
-    message_delay: float = 1.0
 
 
 DEFAULT_SETTINGS = Settings()

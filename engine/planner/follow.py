@@ -10,7 +10,7 @@ from engine.model import Package
 from engine.planner.actions import Action, Apply, Delete
 from engine.planner.refs import Ref
 
-__all__ = ["any_failed", "may_advance"]
+__all__ = ["may_advance"]
 
 Observed = Mapping[Ref, Mapping[str, Any]]
 
@@ -35,17 +35,3 @@ def all_healthy(objects: Iterable[Mapping[str, Any]], pkg: Package, observed: Ob
         if health.compute(observed.get(ref), pkg.health, ref=str(ref)).health is not health.Health.HEALTHY:
             return False
     return True
-
-
-def any_failed(packages: Sequence[Package], actions: Iterable[Action], observed: Observed) -> bool:
-    """Whether an object some Apply of `actions` applied shows FAILED (by the rules of any of `packages`): deciding
-    again would fail its step."""
-    for action in actions:
-        if not isinstance(action, Apply):
-            continue
-        for obj in action.objects:
-            ref = Ref.of(obj)
-            live = observed.get(ref)
-            if any(health.compute(live, pkg.health, ref=str(ref)).health is health.Health.FAILED for pkg in packages):
-                return True
-    return False

@@ -27,9 +27,7 @@ from engine.planner import (
     decide,
     record_failures,
 )
-from engine.planner.follow import any_failed, may_advance
-from engine.planner.quiet import quiet_until
-from engine.planner.times import aware
+from engine.planner.follow import may_advance
 from engine.runner.acting import Acting
 from engine.runner.echoes import Echoes
 from engine.runner.events import RunEvent, changes
@@ -141,11 +139,7 @@ class Runner:
         old_status = before.get("status") or {}
         requeue = decision.requeue_after
         if decision.status != old_status:
-            wait = quiet_for(old_status, decision.status, now, self._settings)
-            if wait is None:
-                instance = self._acting.write_status(instance, decision.status)
-            else:  # only what a step waits on changed: written with the next change, or once it has stood a while
-                statuses, requeue = [], wait if requeue is None else min(requeue, wait)
+            instance = self._acting.write_status(instance, decision.status)
         instance = self._acting.after(decision.actions, instance)
         self._record(decision, instance, ObservedView(self._caches, self._recent))
         for prior, status in zip([old_status, *statuses], statuses, strict=False):
@@ -171,13 +165,14 @@ class Runner:
         settled = False
         for _ in range(FOLLOW_UPS):
             if failures or not touched(decision.actions):
-                settled = not failures
+                # nothing carried out: settled only if nothing was recorded either, for a decision that records a
+                # transition (a plan or step started) may start something once it is in view
+                settled = not failures and decision.status == (instance.get("status") or {})
                 break
             observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
             if not may_advance(packages, latest, observed):
-                # each step just started waits on an object not healthy yet: nothing new to start (a failed one is
-                # the next pass's to judge)
-                settled = not any_failed(packages, latest, observed)
+                # each step just started waits on an object not healthy yet: nothing new to start, but not settled
+                # (the next pass writes what the step waits on, or judges a failed object)
                 break
             follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
             if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
@@ -278,13 +273,6 @@ class Runner:
         """A log line for an Event not written; a debug one when the namespace is being deleted (routine)."""
         routine = self._namespace_terminating(instance)
         (log.debug if routine else log.warning)("event not recorded", extra={"reason": reason, "error": str(err)})
-
-
-def quiet_for(before: Mapping[str, Any], after: Mapping[str, Any], now: datetime, settings: Settings) -> float | None:
-    """Seconds the write of `after` may wait (engine.planner.quiet), or None: write it now."""
-    due = quiet_until(before, after, settings)
-    left = (due - aware(now)).total_seconds() if due is not None else 0.0
-    return left if left > 0 else None
 
 
 def touched(actions: Iterable[Action]) -> set[Ref]:
