@@ -107,7 +107,7 @@ def now() -> str:
     last = _LAST_SECOND[0]
     if last[0] == second:
         return last[1]
-    text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+    text = format_time(datetime.datetime.fromtimestamp(second, datetime.UTC))
     _LAST_SECOND[0] = (second, text)
     return text
 

@@ -25,7 +25,7 @@ from engine.runner import generated
 from engine.runner.echoes import Echoes
 from engine.runner.observed import RecentWrites
 
-__all__ = ["INSTANCE_NAMESPACE", "Acting", "with_instance_namespace"]
+__all__ = ["INSTANCE_NAMESPACE", "Acting", "instance_key", "with_instance_namespace"]
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +51,8 @@ class Acting:
     """The writes of one Runner. Applied objects are remembered in `recent` until the caches show them, and noted in
     `echoes` with the Instance whose pass wrote them, as is each write of the Instance."""
 
-    def __init__(self, kube: Kube, recent: RecentWrites, echoes: Echoes | None = None) -> None:
-        self._kube, self._recent = kube, recent
-        self._echoes = echoes or Echoes()
+    def __init__(self, kube: Kube, recent: RecentWrites, echoes: Echoes) -> None:
+        self._kube, self._recent, self._echoes = kube, recent, echoes
 
     def objects(self, actions: Sequence[Action], namespace: str, key: str = "") -> list[Failure]:
         """Carry out every Apply, Delete and GenerateParameters (for the pass of Instance `key`); the first failure
@@ -130,6 +129,7 @@ class Acting:
 
 
 def instance_key(instance: Mapping[str, Any]) -> str:
+    """`namespace/name`, the key an Instance is queued and reconciled by."""
     meta = instance.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
 

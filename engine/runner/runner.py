@@ -28,7 +28,7 @@ from engine.planner import (
     record_failures,
 )
 from engine.planner.follow import may_advance
-from engine.runner.acting import Acting
+from engine.runner.acting import Acting, instance_key
 from engine.runner.echoes import Echoes
 from engine.runner.events import RunEvent, changes
 from engine.runner.observed import ObservedView, RecentWrites
@@ -137,7 +137,6 @@ class Runner:
         instance = self._acting.before(decision.actions, instance)
         decision, statuses, failed, settled = self._carry_out(pkg, previous, instance, decision, now)
         old_status = before.get("status") or {}
-        requeue = decision.requeue_after
         if decision.status != old_status:
             instance = self._acting.write_status(instance, decision.status)
         instance = self._acting.after(decision.actions, instance)
@@ -147,7 +146,7 @@ class Runner:
                 self._emit(event)
         if again and not failed and any(isinstance(a, GenerateParameters) for a in decision.actions):
             return self._pass(instance, again=False)  # the values are stored (and remembered): plan with them now
-        return requeue, settled
+        return decision.requeue_after, settled
 
     def _carry_out(self, pkg: Package, previous: Package | None, instance: Json, decision: Decision,
                    now: datetime) -> tuple[Decision, list[Json], bool, bool]:
@@ -157,7 +156,7 @@ class Runner:
         each, in order, whether an action of the first decision failed, and whether the pass settled: deciding
         again with what it carried out in view is known to start nothing new (else the next pass must).
         """
-        failures = self._acting.objects(decision.actions, namespace_of(instance), key_of(instance))
+        failures = self._acting.objects(decision.actions, namespace_of(instance), instance_key(instance))
         failed = bool(failures)
         decision = record_failures(decision, failures, now, self._settings)
         statuses = [decision.status]
@@ -178,7 +177,7 @@ class Runner:
             if not touched(follow.actions) or touched(follow.actions) & touched(decision.actions):
                 settled = not touched(follow.actions) and follow.status == decision.status  # else the next pass's
                 break  # nothing new started (or the same objects again: that is the next pass's to judge)
-            failures = self._acting.objects(follow.actions, namespace_of(instance), key_of(instance))
+            failures = self._acting.objects(follow.actions, namespace_of(instance), instance_key(instance))
             latest = follow.actions
             follow = record_failures(follow, failures, now, self._settings)
             decision = Decision(decision.actions + follow.actions, follow.status, decision.events + follow.events,
@@ -260,9 +259,9 @@ class Runner:
         if stranded(instance) or self._namespace_terminating(instance):
             # Routine while a namespace is deleted: its OperatorVersions may go before its Instances, which are
             # then released without their package; and no Event can be written there any more.
-            log.debug("instance not reconciled", extra={"instance": key_of(instance), "reason": reason})
+            log.debug("instance not reconciled", extra={"instance": instance_key(instance), "reason": reason})
             return
-        log.warning("instance not reconciled", extra={"instance": key_of(instance), "reason": reason,
+        log.warning("instance not reconciled", extra={"instance": instance_key(instance), "reason": reason,
                                                        "detail": message})
         try:
             self._kube.event(instance, reason, message, type="Warning")
@@ -298,7 +297,3 @@ def namespace_of(instance: Mapping[str, Any]) -> str:
 
 def name_of(instance: Mapping[str, Any]) -> str:
     return str((instance.get("metadata") or {}).get("name") or "")
-
-
-def key_of(instance: Mapping[str, Any]) -> str:
-    return f"{namespace_of(instance)}/{name_of(instance)}"
