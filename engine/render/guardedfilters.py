@@ -98,25 +98,25 @@ def _plain_string(value: str) -> str:
 
 
 def _dictsort(value: Any) -> list[tuple[str, Any]] | None:
-    """`dictsort` of a mapping whose keys are all strings (sorted by the key in lower case, ties kept in order);
-    None for anything else."""
+    """`dictsort` of a mapping whose keys are all strings; None for anything else."""
     if not isinstance(value, Mapping):
         return None
     items = [(key, value[key]) for key in value]  # what `value.items()` yields, without its generator
-    lowered = [key.lower() if type(key) is str else None for key, _ in items]
-    if None in lowered:
-        return None
-    return [items[at] for at in sorted(range(len(items)), key=cast(list[str], lowered).__getitem__)]
+    return _by_lowered(items, [key for key, _ in items])
 
 
 def _sort(value: Any) -> list[str] | None:
-    """`sort` of a list of strings (in lower case, ties kept in order); None for anything else."""
-    if type(value) is not list:
-        return None
-    lowered = [item.lower() if type(item) is str else None for item in value]
+    """`sort` of a list of strings; None for anything else."""
+    return _by_lowered(value, value) if type(value) is list else None
+
+
+def _by_lowered(items: list[Any], keys: list[Any]) -> list[Any] | None:
+    """`items` sorted by their `keys` in lower case, ties kept in order (as Jinja2 sorts); None unless every key is
+    a string."""
+    lowered = [key.lower() if type(key) is str else None for key in keys]
     if None in lowered:
         return None
-    return [value[at] for at in sorted(range(len(value)), key=cast(list[str], lowered).__getitem__)]
+    return [items[at] for at in sorted(range(len(items)), key=cast(list[str], lowered).__getitem__)]
 
 
 # Filters whose work on a plain string, with no arguments, is one native call (Jinja2's `string` and `trim`
