@@ -188,13 +188,11 @@ def deploy_complete(instance: Mapping[str, Any] | None) -> bool:
 
 
 class TimedTransport(Transport):
-    """A Transport that adds up how long its request/answer round trips took (watch streams excluded), and keeps
-    when each began and ended (perf_counter seconds) in `spans`."""
+    """A Transport that keeps when each of its request/answer round trips began and ended (perf_counter seconds;
+    watch streams excluded) in `spans`."""
 
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport.api_client)
-        self.seconds = 0.0
-        self.calls = 0
         self.spans: list[tuple[float, float]] = []
         self._lock = threading.Lock()
 
@@ -205,8 +203,6 @@ class TimedTransport(Transport):
         finally:
             end = time.perf_counter()
             with self._lock:
-                self.seconds += end - start
-                self.calls += 1
                 self.spans.append((start, end))
 
 

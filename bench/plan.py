@@ -81,8 +81,7 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, 
     with manager_for(kubeconfig, namespace) as (manager, kube, timed):
         manager.caches.ensure("v1", "ConfigMap")
         manager.caches.ensure("batch/v1", "Job")
-        before, seconds_before, calls_before, spans_before = (Counter(kube.requests), timed.seconds, timed.calls,
-                                                              len(timed.spans))
+        before, spans_before = Counter(kube.requests), len(timed.spans)
         start = time.perf_counter()
         observer.create({"apiVersion": INSTANCE[0], "kind": INSTANCE[1],
                          "metadata": {"name": "b", "namespace": namespace},
@@ -90,8 +89,8 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, 
         observer.wait_for(*INSTANCE, "b", namespace, deploy_complete, WAIT, condition="deploy COMPLETE")
         end = time.perf_counter()
         wall = end - start
-        round_trips, calls = timed.seconds - seconds_before, timed.calls - calls_before
         request_spans = timed.spans[spans_before:]
+        round_trips, calls = sum(finish - begin for begin, finish in request_spans), len(request_spans)
         requests = Counter(kube.requests)
         requests.subtract(before)
     jobs.stop()
