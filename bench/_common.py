@@ -271,14 +271,43 @@ class RequestCount:
         return found
 
 
+class JobClock:
+    """When each Job was created and completed, by (namespace, name), on the machine's monotonic clock
+    (`time.perf_counter`, which every process of the machine shares on Linux)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.created: dict[tuple[str, str], float] = {}
+        self.completed: dict[tuple[str, str], float] = {}
+        self.stop = cluster.subscribe(self._record, kinds=[("batch/v1", "Job")], inline=True)  # at the commit
+
+    def _record(self, change: str, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") != "Job":
+            return
+        now = time.perf_counter()
+        key = (meta.get("namespace") or "", meta["name"])
+        self.created.setdefault(key, now)
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions):
+            self.completed.setdefault(key, now)
+
+    def spans(self, namespace: str) -> list[tuple[float, float]]:
+        """(created, completed) of each completed Job of `namespace`."""
+        return [(at, self.completed[key]) for key, at in self.created.items()
+                if key[0] == namespace and key in self.completed]
+
+
 def _serve_cluster(conn: Connection, nodes: Sequence[str], kubeconfig: str, backend: str) -> None:
     imported = cpu_seconds()  # the spawned process imported the benchmark's modules (the manager side's too)
     with cluster(backend, nodes=nodes) as served:
         served.write_kubeconfig(kubeconfig)
+        jobs = JobClock(served)
         started = cpu_seconds()
         conn.send(served.url)
-        conn.recv()  # anything: stop
+        while (asked := conn.recv()) != "stop":  # ("jobs", namespace): the spans of its Jobs
+            conn.send(jobs.spans(asked[1]))
         serving = cpu_seconds() - started
+        jobs.stop()
     # the real backend's etcd and control-plane binaries are this process's children (waited for by now)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     conn.send({"max_rss_mib": max_rss_mib(), "cpu_seconds": round(cpu_seconds(), 1),
@@ -288,14 +317,36 @@ def _serve_cluster(conn: Connection, nodes: Sequence[str], kubeconfig: str, back
                "children_cpu_seconds": round(children.ru_utime + children.ru_stime, 1)})
 
 
-@contextmanager
-def cluster_process(nodes: Sequence[str] = ("node-1",),
-                    backend: str = "dev") -> Iterator[tuple[Path, Callable[[], dict[str, Any]]]]:
-    """A simulating DevCluster in a process of its own, so its memory and CPU are not the caller's.
+class ClusterProcess:
+    """A simulating cluster in a process of its own (`cluster_process`): its kubeconfig, the spans of its Jobs, and
+    `stop`, which returns its peak memory and CPU time."""
 
-    Yields the kubeconfig and a function that stops the cluster and returns its peak memory and CPU time: all of
-    it (`cpu_seconds`), and apart the imports of the spawned process (the benchmark's modules, the manager side's
-    included), the cluster's start, and its serving until stopped (`serving_cpu_seconds`, the figure to divide).
+    def __init__(self, kubeconfig: Path, conn: Connection, process: Any) -> None:
+        self.kubeconfig = kubeconfig
+        self._conn, self._process = conn, process
+        self._figures: dict[str, Any] = {}
+
+    def job_spans(self, namespace: str) -> list[tuple[float, float]]:
+        """(created, completed) on this machine's `time.perf_counter` clock of each completed Job of `namespace`."""
+        self._conn.send(("jobs", namespace))
+        return [tuple(span) for span in self._conn.recv()]
+
+    def stop(self) -> dict[str, Any]:
+        if not self._figures and self._process.is_alive():
+            self._conn.send("stop")
+            if self._conn.poll(READY_WAIT):
+                self._figures.update(self._conn.recv())
+        return self._figures
+
+
+@contextmanager
+def cluster_process(nodes: Sequence[str] = ("node-1",), backend: str = "dev") -> Iterator[ClusterProcess]:
+    """A simulating cluster in a process of its own, so its memory and CPU are not the caller's, and it does not
+    share the caller's interpreter lock.
+
+    `stop()` returns its peak memory and CPU time: all of it (`cpu_seconds`), and apart the imports of the spawned
+    process (the benchmark's modules, the manager side's included), the cluster's start, and its serving until
+    stopped (`serving_cpu_seconds`, the figure to divide).
     """
     context = multiprocessing.get_context("spawn")
     mine, theirs = context.Pipe()
@@ -304,22 +355,14 @@ def cluster_process(nodes: Sequence[str] = ("node-1",),
         process = context.Process(target=_serve_cluster, args=(theirs, tuple(nodes), str(kubeconfig), backend),
                                   daemon=True)
         process.start()
-        figures: dict[str, Any] = {}
-
-        def stop() -> dict[str, Any]:
-            if not figures and process.is_alive():
-                mine.send("stop")
-                if mine.poll(READY_WAIT):
-                    figures.update(mine.recv())
-            return figures
-
+        served = ClusterProcess(kubeconfig, mine, process)
         try:
             if not mine.poll(READY_WAIT):
                 raise TimeoutError("the dev cluster process did not start")
             mine.recv()
-            yield kubeconfig, stop
+            yield served
         finally:
-            stop()
+            served.stop()
             process.join(READY_WAIT)
             if process.is_alive():
                 process.kill()

@@ -190,7 +190,7 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
     # A node runs at most 110 pods (its capacity, as a kubelet's default): the real scheduler leaves the rest
     # Pending, so there are enough nodes for every Instance's one pod.
     nodes = tuple(f"node-{n}" for n in range(1, max(2, -(-args.instances // PODS_PER_NODE)) + 1))
-    with cluster_process(nodes, backend) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
+    with cluster_process(nodes, backend) as served, connect(str(served.kubeconfig)) as obs:
         install_crds(obs)
         obs.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         files = {"operator.yaml": OPERATOR, "params.yaml": PARAMS, "templates/config.yaml": CONFIG,
@@ -202,7 +202,7 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
         rss_before = max_rss_mib()
         if args.tracemalloc:
             tracemalloc.start()
-        with manager_for(kubeconfig, NAMESPACE, args.workers) as (manager, kube, _timed):
+        with manager_for(served.kubeconfig, NAMESPACE, args.workers) as (manager, kube, _timed):
             manager.caches.ensure("v1", "ConfigMap")  # as in a manager that has run for a while
             manager.caches.ensure("apps/v1", "Deployment")
             bench_threads = (threading.main_thread(), completions.thread)  # creating and observing
@@ -221,7 +221,7 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
                 figures["tracemalloc_top_kib"] = top_allocations(tracemalloc.take_snapshot(), args.tracemalloc_top)
                 tracemalloc.stop()
         completions.stop()
-        cluster = stop_cluster()
+        cluster = served.stop()
     done = {name: at for name, at in completions.at.items() if name in created}
     latencies = [done[name] - created[name] for name in done]
     converged = len(done)

@@ -20,14 +20,18 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from _common import (
     INSTANCE,
+    JobClock,
     add_backend_flag,
     chosen_backends,
     cluster,
+    cluster_process,
     covered,
     deploy_complete,
     install_crds,
@@ -37,47 +41,20 @@ from _common import (
     step_package,
 )
 
-from engine.devcluster.backends import Cluster
 from engine.kube import Kube, connect
 
 STEPS = 50  # steps of each package, unless --steps says otherwise
 WAIT = 300.0  # seconds a plan may take before the benchmark gives up
 
 
-class JobClock:
-    """When each Job of a namespace was created and completed, on this process's clock."""
-
-    def __init__(self, cluster: Cluster, namespace: str) -> None:
-        self.created: dict[str, float] = {}
-        self.completed: dict[str, float] = {}
-        self._namespace = namespace
-        self.stop = cluster.subscribe(self._record, kinds=[("batch/v1", "Job")])  # the others, not copied
-
-    def _record(self, change: str, obj: dict[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        if obj.get("kind") != "Job" or meta.get("namespace") != self._namespace:
-            return
-        now = time.perf_counter()
-        self.created.setdefault(meta["name"], now)
-        conditions = (obj.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions):
-            self.completed.setdefault(meta["name"], now)
-
-    def latencies(self) -> list[float]:
-        return [self.completed[n] - self.created[n] for n in self.created if n in self.completed]
-
-    def spans(self) -> list[tuple[float, float]]:
-        return [(self.created[n], self.completed[n]) for n in self.created if n in self.completed]
-
-
-def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, steps: int) -> dict[str, Any]:
+def scenario(job_spans: Callable[[str], list[tuple[float, float]]], observer: Kube, kubeconfig: Path, strategy: str,
+             steps: int) -> dict[str, Any]:
     namespace = f"bench-{strategy}-{uuid.uuid4().hex[:6]}"
     observer.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     files = step_package(f"bench-{strategy}", steps, strategy)
     observer.create({"apiVersion": "kplan.dev/v1alpha1", "kind": "OperatorVersion",
                      "metadata": {"name": f"bench-{strategy}-0.1.0", "namespace": namespace},
                      "spec": {"operator": {"name": f"bench-{strategy}"}, "version": "0.1.0", "files": files}})
-    jobs = JobClock(cluster, namespace)
     with manager_for(kubeconfig, namespace) as (manager, kube, timed):
         manager.caches.ensure("v1", "ConfigMap")
         manager.caches.ensure("batch/v1", "Job")
@@ -93,12 +70,12 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, 
         round_trips, calls = sum(finish - begin for begin, finish in request_spans), len(request_spans)
         requests = Counter(kube.requests)
         requests.subtract(before)
-    jobs.stop()
-    latencies = jobs.latencies()
+    spans = job_spans(namespace)
+    latencies = [finish - begin for begin, finish in spans]
     simulator = sum(latencies) if strategy == "serial" else max(latencies)
     # A Job runs in the simulator while the manager's status write is under way: time that either covers is not
     # the engine's, counted once.
-    outside = wall - covered([*request_spans, *jobs.spans()], start, end)
+    outside = wall - covered([*request_spans, *spans], start, end)
     objects = 2 * steps
     return {
         "steps": steps,
@@ -116,20 +93,37 @@ def scenario(cluster: Cluster, observer: Kube, kubeconfig: Path, strategy: str, 
     }
 
 
+@contextmanager
+def served_cluster(backend: str, where: str) -> Iterator[tuple[Path, Callable[[str], list[tuple[float, float]]]]]:
+    """The cluster's kubeconfig and the spans of a namespace's Jobs, the cluster in its own process or on threads of
+    this one."""
+    if where == "process":
+        with cluster_process(backend=backend) as served:
+            yield served.kubeconfig, served.job_spans
+        return
+    with cluster(backend) as served, tempfile.TemporaryDirectory() as folder:
+        jobs = JobClock(served)
+        try:
+            yield served.write_kubeconfig(Path(folder) / "config"), jobs.spans
+        finally:
+            jobs.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_backend_flag(parser, both=True)
     parser.add_argument("--steps", type=int, default=STEPS, help=f"steps of each package (default {STEPS})")
+    parser.add_argument("--cluster", choices=("process", "thread"), default="process",
+                        help="run the cluster in a process of its own, as a manager and its cluster run (default), "
+                             "or on threads of the benchmark's process, sharing the manager's interpreter lock")
     args = parser.parse_args()
-    figures: dict[str, Any] = {"benchmark": "plan", **machine()}
+    figures: dict[str, Any] = {"benchmark": "plan", "cluster": args.cluster, **machine()}
     for backend in chosen_backends(args.backend):
-        with cluster(backend) as served, tempfile.TemporaryDirectory() as folder:
-            kubeconfig = served.write_kubeconfig(Path(folder) / "config")
-            with connect(str(kubeconfig)) as observer:
-                install_crds(observer)
-                figures[backend] = {
-                    f"chain_of_{args.steps}": scenario(served, observer, kubeconfig, "serial", args.steps),
-                    f"parallel_{args.steps}": scenario(served, observer, kubeconfig, "parallel", args.steps)}
+        with served_cluster(backend, args.cluster) as (kubeconfig, job_spans), connect(str(kubeconfig)) as observer:
+            install_crds(observer)
+            figures[backend] = {
+                f"chain_of_{args.steps}": scenario(job_spans, observer, kubeconfig, "serial", args.steps),
+                f"parallel_{args.steps}": scenario(job_spans, observer, kubeconfig, "parallel", args.steps)}
     print(json.dumps(figures, indent=2))
 
 

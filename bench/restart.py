@@ -51,11 +51,11 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
     settled, waiting = args.instances, args.waiting
     nodes = tuple(f"node-{n}" for n in range(1, max(2, -(-(settled + waiting) // PODS_PER_NODE)) + 1))
     figures: dict[str, Any] = {"instances": settled, "waiting": waiting}
-    with cluster_process(nodes, backend) as (kubeconfig, stop_cluster), connect(str(kubeconfig)) as obs:
+    with cluster_process(nodes, backend) as served, connect(str(served.kubeconfig)) as obs:
         install_crds(obs)
         install_package(obs)
         completions = Completions(obs, NAMESPACE, args.budget * 2 + 60)
-        with manager_for(kubeconfig, NAMESPACE, args.workers):
+        with manager_for(served.kubeconfig, NAMESPACE, args.workers):
             for i in range(settled):
                 obs.create(instance(i, True))
             if not completions.wait(settled, time.perf_counter() + args.budget):
@@ -63,7 +63,7 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
         names = [obs.create(instance(settled + i, True))["metadata"]["name"] for i in range(waiting)]
         port = free_port()
         start = time.perf_counter()
-        process = subprocess.Popen([KPLAN, "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr",
+        process = subprocess.Popen([KPLAN, "manager", "--kubeconfig", str(served.kubeconfig), "--metrics-addr",
                                     f"127.0.0.1:{port}", "--watch-namespace", NAMESPACE, "--no-leader-elect"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -79,7 +79,7 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
             process.terminate()
             process.wait(60)
         completions.stop()
-        figures["cluster_process"] = stop_cluster()
+        figures["cluster_process"] = served.stop()
     figures.update({
         "seconds_until_ready": round(ready, 2),
         "seconds_until_first_waiting_complete": round(first - start, 2) if first is not None else None,
