@@ -27,10 +27,6 @@ its own, after the store lock is released; each callback gets its own copy of th
 back in the writer's thread as each change is committed (for quick callbacks that never call the cluster).
 `shared=True` (of `request` and `subscribe`) hands over the stored object itself instead of a copy, for callers
 that never change what they get (the simulators' cache): a stored object is never changed once committed.
-
-While a dev cluster serves, its process hands the interpreter lock between threads every 0.5 ms at most
-(`sys.setswitchinterval`; Python's default is 5 ms): a watch stream or a request woken while the simulators
-compute would otherwise wait up to 5 ms for the lock, once per thread in line.
 """
 
 from __future__ import annotations
@@ -38,7 +34,6 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import sys
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -60,7 +55,6 @@ log = logging.getLogger(__name__)
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SIMULATED, PROCESS = "simulated", "process"
 RUNTIMES = (SIMULATED, PROCESS)
-SWITCH_INTERVAL = 0.0005  # seconds a thread may hold the interpreter lock while another waits for it
 
 # The PriorityClasses kube-apiserver makes at start (k8s.io/kubernetes pkg/apis/scheduling SystemPriorityClasses).
 SYSTEM_PRIORITY_CLASSES = (
@@ -99,7 +93,6 @@ class DevCluster:
         self._stop_simulators: Callable[[], None] | None = None
         self._subscriptions: list[tuple[Subscription, threading.Thread]] = []
         self._lock = threading.Lock()
-        self._switch_before: float | None = None  # the process's switch interval before start shortened it
 
     # lifecycle
 
@@ -109,9 +102,6 @@ class DevCluster:
             self._http = HttpServer(self.api, self.port)
         except OSError as e:
             raise ClusterStartFailed(self.port, e.strerror or str(e)) from e
-        if sys.getswitchinterval() > SWITCH_INTERVAL:
-            self._switch_before = sys.getswitchinterval()
-            sys.setswitchinterval(SWITCH_INTERVAL)
         self.port = int(self._http.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}"
         self.api.server_address = f"127.0.0.1:{self.port}"
@@ -160,9 +150,6 @@ class DevCluster:
                 thread.join(timeout=10)
         self._subscriptions.clear()
         self._http = None
-        if self._switch_before is not None:
-            sys.setswitchinterval(self._switch_before)
-            self._switch_before = None
 
     def __enter__(self) -> DevCluster:
         return self.start()

@@ -147,17 +147,6 @@ def test_stop_ends_open_watch_streams(own_cluster_factory: Callable[..., DevClus
     assert b"ERROR" not in remainder
 
 
-def test_a_serving_cluster_hands_the_interpreter_lock_over_often() -> None:
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(0.005)
-    try:
-        with DevCluster():
-            assert sys.getswitchinterval() <= 0.0005
-        assert sys.getswitchinterval() == pytest.approx(0.005)
-    finally:
-        sys.setswitchinterval(before)
-
-
 def test_in_process_watch_is_refused(own_cluster_factory: Callable[..., DevCluster]) -> None:
     code, body = own_cluster_factory().request("GET", "/api/v1/configmaps", query={"watch": "true"})
     assert code == 400 and "subscribe" in body["message"]
