@@ -129,8 +129,9 @@ def _prune(view: SchemaView, node: Schema, value: Any, path: str, found: list[st
         items = node.get("items")
         if isinstance(items, Mapping):
             for i, item in enumerate(value):
-                _prune(view, items, item, f"{path}[{i}]", found, bool(items.get("x-kubernetes-embedded-resource")),
-                       structural, unchanged)
+                if isinstance(item, dict | list) and item not in unchanged:  # nothing to prune in the rest
+                    _prune(view, items, item, f"{path}[{i}]", found,
+                           bool(items.get("x-kubernetes-embedded-resource")), structural, unchanged)
         return
     if not isinstance(value, dict):
         return
@@ -148,8 +149,9 @@ def _prune(view: SchemaView, node: Schema, value: Any, path: str, found: list[st
             if value[key] is None and structural and "$ref" not in child and not child.get("nullable"):
                 del value[key]
                 continue
-            _prune(view, child, value[key], join(path, key), found,
-                   bool(view.resolve(child).get("x-kubernetes-embedded-resource")), structural, unchanged)
+            if isinstance(value[key], dict | list) and value[key] not in unchanged:
+                _prune(view, child, value[key], join(path, key), found,
+                       bool(view.resolve(child).get("x-kubernetes-embedded-resource")), structural, unchanged)
         elif not (preserve or extra is True or open_object):
             found.append(join(path, key))
             del value[key]
@@ -376,7 +378,7 @@ def _validate_object(view: SchemaView, node: Schema, value: dict[str, Any], path
         if embedded and key in _EMBEDDED_KEYS:
             continue
         child = properties.get(key) or (extra if isinstance(extra, Mapping) else None)
-        if child is not None:
+        if child is not None and child_value not in unchanged:
             _validate(view, child, child_value, join(path, key), errors, unchanged)
 
 
@@ -392,7 +394,8 @@ def _validate_list(view: SchemaView, node: Schema, value: list[Any], path: str, 
     items = node.get("items")
     if isinstance(items, Mapping):
         for i, item in enumerate(value):
-            _validate(view, items, item, f"{path}[{i}]", errors, unchanged)
+            if item not in unchanged:
+                _validate(view, items, item, f"{path}[{i}]", errors, unchanged)
 
 
 def _check_unique(node: Schema, value: list[Any], path: str, errors: list[FieldError]) -> None:
