@@ -20,6 +20,7 @@ from engine.apiserver import (
     watch,
     writes,
 )
+from engine.apiserver.checked import CheckedObjects
 from engine.apiserver.faults import FaultInjector, FaultProfile
 from engine.apiserver.openapi import OpenApi
 from engine.apiserver.openapi2 import Swagger
@@ -71,6 +72,8 @@ class Api:
         self.bookmark_seconds = 60.0
         self.server_address = "127.0.0.1"
         self.kubelet_tls: ssl.SSLContext | None = None  # how pods/log reaches a node's kubelet (client certificate)
+        self.checked = CheckedObjects()  # custom resources stored by writes their schema checked
+        self.store.on_commit.append(self.checked.on_commit)
         self.store.on_commit.append(lambda event: crds.on_commit(self, event))
 
     def type_of(self, rt: ResourceType) -> TypeNode:

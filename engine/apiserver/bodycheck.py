@@ -31,13 +31,15 @@ EMBEDDED = "x-kubernetes-embedded-resource"
 
 
 class _Resolved:
-    """What the two walks read of one schema node, resolved through its `$ref`."""
+    """What the two walks read of one schema node, resolved through its `$ref`, with the resolved nodes of its
+    children remembered as the walks first ask for them (schema nodes never change)."""
 
-    __slots__ = ("embedded", "expected", "extra", "int_or_string", "items", "items_embedded", "keeps_unknown",
-                 "properties")
+    __slots__ = ("_fields", "_items", "_memo", "_typed", "embedded", "expected", "extra", "int_or_string", "items",
+                 "items_embedded", "keeps_unknown", "properties")
 
-    def __init__(self, view: SchemaView, raw: Schema) -> None:
+    def __init__(self, view: SchemaView, raw: Schema, memo: NodeMemo[_Resolved]) -> None:
         node = view.resolve(raw)
+        self._memo = memo
         self.expected = json_type(node)
         self.int_or_string = is_int_or_string(node)
         self.properties: Mapping[str, Schema] = node.get("properties") or {}
@@ -49,6 +51,34 @@ class _Resolved:
         self.embedded = bool(node.get(EMBEDDED))
         open_object = not self.properties and extra is None and self.expected in ("object", None)
         self.keeps_unknown = bool(node.get("x-kubernetes-preserve-unknown-fields")) or extra is True or open_object
+        self._typed: dict[str, _Resolved | None] = {}  # key → the node the type walk checks its value against
+        self._fields: dict[str, _Resolved | None] = {}  # key → the node pruning walks into (None: not declared)
+        self._items: _Resolved | None = None
+
+    def typed(self, key: str) -> _Resolved | None:
+        """The child node `structural.type_mismatches` checks the value of `key` against (None: unchecked)."""
+        if key in self._typed:
+            return self._typed[key]
+        raw = self.properties.get(key) or self.extra
+        found = self._typed[key] = None if raw is None else self._memo(raw)
+        return found
+
+    def field(self, key: str) -> _Resolved | None:
+        """The child node `structural.prune` walks into for `key` outside an embedded resource (None: unknown)."""
+        if key in self._fields:
+            return self._fields[key]
+        raw = self.properties.get(key)
+        if raw is None:
+            raw = self.extra
+        found = self._fields[key] = None if raw is None else self._memo(raw)
+        return found
+
+    def item(self) -> _Resolved:
+        """The node of the list's items (only asked of nodes that have `items`)."""
+        if self._items is None:
+            assert self.items is not None
+            self._items = self._memo(self.items)
+        return self._items
 
 
 _RESOLVED: dict[int, NodeMemo[_Resolved]] = {}  # per set of definitions: what each schema node resolves to
@@ -57,56 +87,54 @@ _RESOLVED: dict[int, NodeMemo[_Resolved]] = {}  # per set of definitions: what e
 def _of(view: SchemaView, raw: Schema) -> _Resolved:
     memo = _RESOLVED.get(id(view.definitions))
     if memo is None:
-        memo = _RESOLVED[id(view.definitions)] = NodeMemo(lambda node: _Resolved(view, node))
+        memo = _RESOLVED[id(view.definitions)] = _memo_for(view)
     return memo(raw)
+
+
+def _memo_for(view: SchemaView) -> NodeMemo[_Resolved]:
+    memo: NodeMemo[_Resolved] = NodeMemo(lambda node: _Resolved(view, node, memo))
+    return memo
 
 
 def has_mismatch(view: SchemaView, obj: Any, unchanged: Unchanged) -> bool:
     """Whether `structural.type_mismatches` finds a value of the wrong JSON type (a built-in view)."""
-    return _mismatch(view, view.root, obj, unchanged)
+    return _mismatch(_of(view, view.root), obj, unchanged)
 
 
-def _mismatch(view: SchemaView, raw: Schema, value: Any, unchanged: Unchanged) -> bool:
-    if value is None or value in unchanged:
-        return False
-    node = _of(view, raw)
-    if node.int_or_string:
+def _mismatch(node: _Resolved, value: Any, unchanged: Unchanged) -> bool:
+    if value is None or value in unchanged or node.int_or_string:
         return False
     if node.expected and not type_matches(node.expected, value):
         return True
     if isinstance(value, dict):
-        properties, extra = node.properties, node.extra
-        return any((child := properties.get(key) or extra) is not None and _mismatch(view, child, item, unchanged)
+        return any((child := node.typed(key)) is not None and _mismatch(child, item, unchanged)
                    for key, item in value.items())
     if isinstance(value, list) and node.items is not None:
-        items = node.items
-        return any(_mismatch(view, items, item, unchanged) for item in value)
+        items = node.item()
+        return any(_mismatch(items, item, unchanged) for item in value)
     return False
 
 
 def has_unknown(view: SchemaView, obj: Any, unchanged: Unchanged) -> bool:
     """Whether `structural.prune` would drop a field the schema does not declare (a built-in view)."""
-    return _unknown(view, view.root, obj, False, unchanged)
+    return _unknown(view, _of(view, view.root), obj, False, unchanged)
 
 
-def _unknown(view: SchemaView, raw: Schema, value: Any, embedded: bool, unchanged: Unchanged) -> bool:
+def _unknown(view: SchemaView, node: _Resolved, value: Any, embedded: bool, unchanged: Unchanged) -> bool:
     if value in unchanged:
         return False
-    node = _of(view, raw)
     if isinstance(value, list):
-        items = node.items
-        return items is not None and any(_unknown(view, items, item, node.items_embedded, unchanged)
-                                         for item in value)
+        return node.items is not None and any(_unknown(view, node.item(), item, node.items_embedded, unchanged)
+                                              for item in value)
     if not isinstance(value, dict):
         return False
     for key, item in value.items():
-        child = node.properties.get(key)
-        if embedded and child is None and key in _EMBEDDED_KEYS:
-            child = _META_REF if key == "metadata" else _STRING
-        if child is None:
-            child = node.extra
+        if embedded and key in _EMBEDDED_KEYS and node.properties.get(key) is None:
+            child: _Resolved | None = _of(view, _META_REF if key == "metadata" else _STRING)
+        else:
+            child = node.field(key)
         if child is not None:
-            if _unknown(view, child, item, _of(view, child).embedded, unchanged):
+            if _unknown(view, child, item, child.embedded, unchanged):
                 return True
         elif not node.keeps_unknown:
             return True

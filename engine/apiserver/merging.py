@@ -130,6 +130,10 @@ def _compare(old: Any, new: Any, type_: TypeNode, path: Path, result: Comparison
         for element in {**old_items, **new_items}:
             old_child, child_type = old_items.get(element, (MISSING, ANY))
             new_child, child_type = new_items.get(element, (MISSING, child_type))
+            if _scalar(old_child) and _scalar(new_child):  # what `_compare` does with two leaves, without the call
+                if not same(old_child, new_child):
+                    result.modified.add((*path, element))
+                continue
             _compare(old_child, new_child, child_type, (*path, element), result)
     if not path:
         return
@@ -146,9 +150,17 @@ def _added(new: Any, type_: TypeNode, path: Path, added: set[Path]) -> None:
     shape = _shape(new, type_) if new else None  # empty or null: a leaf
     if shape is not None:
         for element, (child, child_type) in _items(new, type_, shape).items():
-            _added(child, child_type, (*path, element), added)
+            if not child or not isinstance(child, dict | list):  # a leaf: only its own path
+                added.add((*path, element))
+            else:
+                _added(child, child_type, (*path, element), added)
     if path:
         added.add(path)
+
+
+def _scalar(value: Any) -> bool:
+    """A present value that is no map or list (null included)."""
+    return value is not MISSING and not isinstance(value, dict | list)
 
 
 def merge(live: Any, config: Any, type_: TypeNode) -> Any:

@@ -22,12 +22,25 @@ _JSON = msgspec.json.Encoder()
 
 def json_bytes(value: Any) -> bytes:
     """Compact JSON (UTF-8, as Go writes it) through msgspec, in C; json.dumps where msgspec would write null
-    for NaN or an infinity (null in the output) or refuses the value (a bool key, an integer beyond 64 bits)."""
+    for NaN or an infinity or refuses the value (a bool key, an integer beyond 64 bits). A value with a null in it
+    is written by json.dumps, as it always was, only when it also holds a float or a non-ASCII character (where
+    the two write different bytes, and where NaN hides)."""
     try:
         encoded = _JSON.encode(value)
     except (TypeError, ValueError, OverflowError):
-        encoded = b"null"
-    return json.dumps(value, separators=(",", ":")).encode() if b"null" in encoded else encoded
+        return json.dumps(value, separators=(",", ":")).encode()
+    if b"null" in encoded and (not encoded.isascii() or _may_hold_float(value)):
+        return json.dumps(value, separators=(",", ":")).encode()
+    return encoded
+
+
+def _may_hold_float(value: Any) -> bool:
+    """Whether a float may be in `value`: msgspec writes every float as a MessagePack float64 (marker 0xcb); a
+    string's bytes may hold that marker too, which only sends the value the slower way."""
+    try:
+        return b"\xcb" in _PACK.encode(value)
+    except (TypeError, ValueError, OverflowError):
+        return True
 
 
 def copy_json(value: Any) -> Any:

@@ -129,8 +129,9 @@ def _prune(view: SchemaView, node: Schema, value: Any, path: str, found: list[st
         items = node.get("items")
         if isinstance(items, Mapping):
             for i, item in enumerate(value):
-                _prune(view, items, item, f"{path}[{i}]", found, bool(items.get("x-kubernetes-embedded-resource")),
-                       structural, unchanged)
+                if isinstance(item, dict | list) and item not in unchanged:  # nothing to prune in the rest
+                    _prune(view, items, item, f"{path}[{i}]", found,
+                           bool(items.get("x-kubernetes-embedded-resource")), structural, unchanged)
         return
     if not isinstance(value, dict):
         return
@@ -148,8 +149,9 @@ def _prune(view: SchemaView, node: Schema, value: Any, path: str, found: list[st
             if value[key] is None and structural and "$ref" not in child and not child.get("nullable"):
                 del value[key]
                 continue
-            _prune(view, child, value[key], join(path, key), found,
-                   bool(view.resolve(child).get("x-kubernetes-embedded-resource")), structural, unchanged)
+            if isinstance(value[key], dict | list) and value[key] not in unchanged:
+                _prune(view, child, value[key], join(path, key), found,
+                       bool(view.resolve(child).get("x-kubernetes-embedded-resource")), structural, unchanged)
         elif not (preserve or extra is True or open_object):
             found.append(join(path, key))
             del value[key]
@@ -213,8 +215,9 @@ def _mismatches(view: SchemaView, node: Schema, value: Any, path: str, json_path
 # validation of custom resources (422 causes) ----------------------------------------------------------------------
 
 
-def validate(view: SchemaView, obj: Any) -> list[FieldError]:
-    """Every schema violation of a custom resource, in document order (metadata is checked elsewhere)."""
+def validate(view: SchemaView, obj: Any, unchanged: Unchanged = NOTHING) -> list[FieldError]:
+    """Every schema violation of a custom resource, in document order (metadata is checked elsewhere). Parts
+    `unchanged` from a stored object that passed the same schema hold none."""
     errors: list[FieldError] = []
     root = view.root
     properties = root.get("properties") or {}
@@ -226,11 +229,14 @@ def validate(view: SchemaView, obj: Any) -> list[FieldError]:
             continue
         child = properties.get(key)
         if child is not None:
-            _validate(view, child, value, key, errors)
+            _validate(view, child, value, key, errors, unchanged)
     return errors
 
 
-def _validate(view: SchemaView, node: Schema, value: Any, path: str, errors: list[FieldError]) -> None:
+def _validate(view: SchemaView, node: Schema, value: Any, path: str, errors: list[FieldError],
+              unchanged: Unchanged = NOTHING) -> None:
+    if value in unchanged:
+        return
     node = view.resolve(node)
     if value is None:
         if not node.get("nullable") and json_type(node):
@@ -246,11 +252,11 @@ def _validate(view: SchemaView, node: Schema, value: Any, path: str, errors: lis
             errors.append(_type_error(path, expected, value))
             return
     _check_value(node, value, path, errors)
-    _check_combinators(view, node, value, path, errors)
+    _check_combinators(view, node, value, path, errors, unchanged)
     if isinstance(value, dict):
-        _validate_object(view, node, value, path, errors)
+        _validate_object(view, node, value, path, errors, unchanged)
     elif isinstance(value, list):
-        _validate_list(view, node, value, path, errors)
+        _validate_list(view, node, value, path, errors, unchanged)
 
 
 def _type_error(path: str, expected: str, value: Any) -> FieldError:
@@ -330,9 +336,12 @@ def format_ok(fmt: str, value: str) -> bool:
     return True
 
 
-def _check_combinators(view: SchemaView, node: Schema, value: Any, path: str, errors: list[FieldError]) -> None:
+def _check_combinators(view: SchemaView, node: Schema, value: Any, path: str, errors: list[FieldError],
+                       unchanged: Unchanged) -> None:
+    """allOf's errors are the value's own (none in its `unchanged` parts); the alternatives of anyOf, oneOf and
+    not are tried on the whole value: a part that passed the schema may fail an alternative that did not hold."""
     for sub in node.get("allOf") or ():
-        _validate(view, sub, value, path, errors)
+        _validate(view, sub, value, path, errors, unchanged)
     any_of = node.get("anyOf")
     if isinstance(any_of, list) and any_of and not any(_valid(view, s, value, path) for s in any_of):
         errors.append(FieldError(ErrorType.INVALID, path, value, f'"{path}" must validate at least one schema (anyOf)'))
@@ -352,7 +361,7 @@ def _valid(view: SchemaView, node: Schema, value: Any, path: str) -> bool:
 
 
 def _validate_object(view: SchemaView, node: Schema, value: dict[str, Any], path: str,
-                     errors: list[FieldError]) -> None:
+                     errors: list[FieldError], unchanged: Unchanged) -> None:
     for key in node.get("required") or ():
         if key not in value:
             errors.append(FieldError(ErrorType.REQUIRED, join(path, key)))
@@ -369,11 +378,12 @@ def _validate_object(view: SchemaView, node: Schema, value: dict[str, Any], path
         if embedded and key in _EMBEDDED_KEYS:
             continue
         child = properties.get(key) or (extra if isinstance(extra, Mapping) else None)
-        if child is not None:
-            _validate(view, child, child_value, join(path, key), errors)
+        if child is not None and child_value not in unchanged:
+            _validate(view, child, child_value, join(path, key), errors, unchanged)
 
 
-def _validate_list(view: SchemaView, node: Schema, value: list[Any], path: str, errors: list[FieldError]) -> None:
+def _validate_list(view: SchemaView, node: Schema, value: list[Any], path: str, errors: list[FieldError],
+                   unchanged: Unchanged) -> None:
     max_items, min_items = node.get("maxItems"), node.get("minItems")
     if max_items is not None and len(value) > max_items:
         errors.append(FieldError(ErrorType.TOO_MANY, path, len(value), f"must have at most {max_items} items"))
@@ -384,7 +394,8 @@ def _validate_list(view: SchemaView, node: Schema, value: list[Any], path: str, 
     items = node.get("items")
     if isinstance(items, Mapping):
         for i, item in enumerate(value):
-            _validate(view, items, item, f"{path}[{i}]", errors)
+            if item not in unchanged:
+                _validate(view, items, item, f"{path}[{i}]", errors, unchanged)
 
 
 def _check_unique(node: Schema, value: list[Any], path: str, errors: list[FieldError]) -> None:
@@ -406,12 +417,15 @@ def _check_unique(node: Schema, value: list[Any], path: str, errors: list[FieldE
 # defaults ------------------------------------------------------------------------------------------------------
 
 
-def apply_defaults(view: SchemaView, obj: dict[str, Any]) -> None:
-    """Fill absent fields that declare a `default`, wherever their parent exists (CRD defaulting)."""
-    _default(view, view.root, obj)
+def apply_defaults(view: SchemaView, obj: dict[str, Any], unchanged: Unchanged = NOTHING) -> None:
+    """Fill absent fields that declare a `default`, wherever their parent exists (CRD defaulting); not in the
+    parts `unchanged` from a stored object defaulted by the same schema."""
+    _default(view, view.root, obj, unchanged)
 
 
-def _default(view: SchemaView, node: Schema, value: Any) -> None:
+def _default(view: SchemaView, node: Schema, value: Any, unchanged: Unchanged) -> None:
+    if value in unchanged:
+        return
     node = view.resolve(node)
     if isinstance(value, dict):
         properties = node.get("properties") or {}
@@ -420,12 +434,12 @@ def _default(view: SchemaView, node: Schema, value: Any) -> None:
             if key not in value and "default" in child:
                 value[key] = copy_json(child["default"])
             if key in value:
-                _default(view, child, value[key])
+                _default(view, child, value[key], unchanged)
         extra = node.get("additionalProperties")
         if isinstance(extra, Mapping):
             for key in value:
                 if key not in properties:
-                    _default(view, extra, value[key])
+                    _default(view, extra, value[key], unchanged)
     elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
         for item in value:
-            _default(view, node["items"], item)
+            _default(view, node["items"], item, unchanged)

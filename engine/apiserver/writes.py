@@ -124,12 +124,12 @@ def schema_view(api: Api, rt: ResourceType) -> structural.SchemaView | None:
 
 def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions, stored: JsonDict | None = None) -> None:
     """Type errors (400; for custom resources only in metadata, the rest is validated later), then drop unknown
-    fields: Warn adds warnings, Strict fails (400). Parts of a built-in object identical to the `stored` one (in
-    the request's form) passed these checks when it was written, and are not walked again."""
+    fields: Warn adds warnings, Strict fails (400). Parts identical to the `stored` object (as the store holds it)
+    passed these checks when it was written (`unchanged_parts`), and are not walked again."""
     view = schema_view(api, rt)
     if view is None:
         return
-    unchanged = Unchanged(obj, stored) if stored is not None and rt.custom is None else NOTHING
+    unchanged = unchanged_parts(api, rt, obj, stored)
     checked = view.custom or bodycheck.has_mismatch(view, obj, unchanged)  # else the walk finds nothing
     mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj, unchanged) \
         if checked else []
@@ -146,6 +146,21 @@ def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions, stored
                           f"strict decoding error: {listed}")
     if opts.validation == "Warn":
         opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
+
+
+def unchanged_parts(api: Api, rt: ResourceType, new: JsonDict, stored: JsonDict | None) -> Unchanged:
+    """The parts of `new` identical to the `stored` object (as the store holds it), which the schema walks of this
+    write need not visit: a built-in object passed its kind's walks when it was written; a custom resource only
+    counts when it was written through this very schema (`CheckedObjects`)."""
+    if stored is None or (rt.custom is not None and not api.checked.passed(stored, rt.custom.schema)):
+        return NOTHING
+    return Unchanged(new, served_form(rt, stored))
+
+
+def _record_checked(api: Api, rt: ResourceType, stored: JsonDict) -> None:
+    """A custom resource just committed by a write that passed the walks of its version's schema."""
+    if rt.custom is not None:
+        api.checked.record(stored, rt.custom.schema)
 
 
 def metadata_only(view: structural.SchemaView) -> structural.SchemaView:
@@ -234,15 +249,13 @@ def prepare_new(api: Api, rt: ResourceType, body: JsonDict) -> JsonDict:
     return new
 
 
-def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict, old: JsonDict | None = None) -> None:
+def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict, unchanged: Unchanged = NOTHING) -> None:
     """Defaults, the canonical form of the quantities of built-in kinds (a malformed one fails decoding), and
-    the empty values Go's omitempty drops; not again in the parts of a built-in object identical to the `old`
-    (stored) one."""
+    the empty values Go's omitempty drops; not again in the parts `unchanged` from the stored object."""
     apply_builtin(rt.key, obj)
     view = schema_view(api, rt)
-    unchanged = Unchanged(obj, old) if old is not None and rt.custom is None else NOTHING
     if view is not None and rt.custom is not None:
-        structural.apply_defaults(view, obj)
+        structural.apply_defaults(view, obj, unchanged)
     elif view is not None:
         try:
             quantities.canonicalise(view, rt.group, obj, unchanged)
@@ -252,14 +265,16 @@ def apply_defaults(api: Api, rt: ResourceType, obj: JsonDict, old: JsonDict | No
 
 
 def check_valid(api: Api, rt: ResourceType, new: JsonDict, old: JsonDict | None,
-                warnings: list[str] | None = None) -> None:
+                warnings: list[str] | None = None, unchanged: Unchanged = NOTHING) -> None:
+    """Every validation error of the write (422); the schema of a custom resource is not checked again in the
+    parts `unchanged` from the stored object."""
     errors = validation.meta_errors(rt, new)
     if old is not None:
         errors += validation.finalizer_errors(new, old)
     if rt.custom is not None:
         view = schema_view(api, rt)
         if view is not None:
-            errors += structural.validate(view, new)
+            errors += structural.validate(view, new, unchanged)
         errors += celrules.errors_of(rt.custom.schema, new, old, errors, warnings)
     else:
         errors += validation.builtin_errors(rt, new)
@@ -298,7 +313,9 @@ def commit_create(api: Api, rt: ResourceType, new: JsonDict, opts: WriteOptions)
     if opts.dry_run:
         meta(new)["resourceVersion"] = ""
         return new
-    return api.store.create(rt.key, new)
+    stored = api.store.create(rt.key, new)
+    _record_checked(api, rt, stored)
+    return stored
 
 
 def stored_form(rt: ResourceType, obj: JsonDict) -> JsonDict:
@@ -365,7 +382,7 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     if target.subresource == "scale":
         return scale_write(api, target, opts, lambda _live: body)
     check_type(rt, body)
-    decode(api, rt, body, opts, _stored(api, target))
+    decode(api, rt, body, opts, api.store.get(rt.key, target.namespace, target.name))
     check_identity(target, body)
     with api.store.lock:
         old = existing(api, target)
@@ -374,12 +391,6 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
                                                        "must be specified for an update")], kind=rt.plural)
         code, obj = commit_update(api, target, old, body, opts)
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
-
-
-def _stored(api: Api, target: Target) -> JsonDict | None:
-    """The stored object a write names, in the request's form (None when there is none)."""
-    old = api.store.get(target.rt.key, target.namespace, target.name)
-    return served_form(target.rt, old) if old is not None else None
 
 
 def existing(api: Api, target: Target) -> JsonDict:
@@ -416,8 +427,9 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     carry_system_meta(rt, new, old)
     strategies.prepare_for_update(rt, new, old, sub)
     crds.prepare_for_update(rt, new, old)
-    apply_defaults(api, rt, new, old)
-    check_valid(api, rt, new, old, opts.warnings)
+    unchanged = unchanged_parts(api, rt, new, old)
+    apply_defaults(api, rt, new, unchanged)
+    check_valid(api, rt, new, old, opts.warnings, unchanged)
     charges = admit_to_quotas(api, rt, new, old) if not sub else []
     if strategies.spec_changed(rt, new, old):
         meta(new)["generation"] = int(meta(new).get("generation") or 0) + 1
@@ -435,11 +447,14 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
 
 
 def store_update(api: Api, rt: ResourceType, new: JsonDict) -> JsonDict:
-    """Write an update; the one that empties the finalizers of a terminating object removes it."""
+    """Write an update (that passed every check); the one that empties the finalizers of a terminating object
+    removes it."""
     new = stored_form(rt, new)
     if is_terminating(new) and not finalizers_of(new) and not _namespace_finalizers(rt, new):
         return api.store.remove(rt.key, new)
-    return api.store.update(rt.key, new)
+    stored = api.store.update(rt.key, new)
+    _record_checked(api, rt, stored)
+    return stored
 
 
 def _namespace_finalizers(rt: ResourceType, obj: JsonDict) -> list[Any]:
