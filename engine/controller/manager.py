@@ -70,8 +70,8 @@ class Manager:
         self.metrics = Metrics(requests=lambda: kube.requests, depth=lambda: self.queue.depth,
                                leading=lambda: self.leading)
         self._keys = InstanceKeys(lambda namespace: self.caches.list(*INSTANCE, namespace),
-                                  lambda api_version, kind, namespace, name: self.caches.get(api_version, kind, name,
-                                                                                             namespace))
+                                  lambda api_version, kind, namespace, name: self.caches.shared(api_version, kind, name,
+                                                                                                namespace))
         self._stopping = threading.Event()  # the whole manager
         self._campaign_stop = threading.Event()  # the elector, stopped only after the workers
         self._synced = threading.Event()
@@ -151,7 +151,7 @@ class Manager:
         only, shard = self.settings.watch_namespace, self.settings.shard
         if (only is not None and namespace != only) or not shard.owns(namespace, name):
             return False
-        return not shard.selector or self.caches.get(*INSTANCE, name, namespace) is not None
+        return not shard.selector or self.caches.shared(*INSTANCE, name, namespace) is not None
 
     def _reconcile(self, namespace: str, name: str) -> float | None:
         """A pass of the runner over an Instance that is still this manager's (labels may have moved it)."""

@@ -85,6 +85,11 @@ class Caches:
 
     def _informer(self, api_version: str, kind: str, label_selector: str | None = None) -> Informer:
         key = (api_version, kind)
+        # A kind cached already (every read of a pass after the first): no lock to take and no lock made for its
+        # start (a dict read is atomic; the informer is only ever replaced by stop(), which empties the map).
+        started = self._informers.get(key)
+        if started is not None and (label_selector is None or started.label_selector == label_selector):
+            return started
         with self._lock:
             starting = self._starting.setdefault(key, threading.Lock())
             filling = self._filling.get(key)

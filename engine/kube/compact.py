@@ -39,9 +39,26 @@ def shared(value: Any) -> Any:
     """A copy of JSON-shaped `value` whose keys and short strings are the interned ones."""
     kind = value.__class__
     if kind is dict:
-        return {_intern(k) if k.__class__ is str else k: shared(v) for k, v in value.items()}
+        return shared_map(value)
     if kind is list:
         return [shared(v) for v in value]
     if kind is str and len(value) <= SHARED_LENGTH:
         return _intern(value)
     return value
+
+
+# `shared` of a map unrolled one level: a scalar value, most of an object, costs no call (a third of the time of an
+# informer's copy of each event's object).
+def shared_map(value: dict[Any, Any]) -> dict[Any, Any]:
+    copy = {}
+    for key, item in value.items():
+        kind = item.__class__
+        if kind is str:
+            if len(item) <= SHARED_LENGTH:
+                item = _intern(item)
+        elif kind is dict:
+            item = shared_map(item)
+        elif kind is list:
+            item = [shared(v) for v in item]
+        copy[_intern(key) if key.__class__ is str else key] = item
+    return copy

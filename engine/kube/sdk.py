@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["ApiClient", "ApiException", "Configuration", "kube_config"]
+__all__ = ["ApiClient", "ApiException", "Configuration", "RESTResponse", "kube_config"]
 
 _lock = threading.Lock()
 
@@ -128,3 +128,4 @@ with _imported_later(_LATER):
     from kubernetes.client.api_client import ApiClient
 from kubernetes.client.configuration import Configuration  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
+from kubernetes.client.rest import RESTResponse  # noqa: E402

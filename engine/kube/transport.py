@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import urllib3
 
 from engine.errors import ApiUnavailable, KplanError, TransientError
+from engine.kube import codec
 from engine.kube.errors import api_error
 from engine.kube.fence import Fence, LeadershipLost
 from engine.kube.retrying import Retrying
-from engine.kube.sdk import ApiClient, ApiException
+from engine.kube.sdk import ApiClient, ApiException, RESTResponse
+from engine.kube.wire import JSON, Wire
 
 __all__ = ["CONNECT_TIMEOUT", "DISCOVERY_TIMEOUT", "JSON", "REQUEST_TIMEOUT", "Stream", "Transport"]
 
-JSON = "application/json"
 # Seconds to reach the server, and to wait for its answer: a server that takes longer counts as unavailable,
 # so a command against an unresponsive one fails in one sentence instead of hanging (kubectl-like bounds).
 CONNECT_TIMEOUT = 5.0
@@ -25,22 +25,6 @@ REQUEST_TIMEOUT = 20.0
 DISCOVERY_TIMEOUT = 10.0  # discovery is small and usually a command's first request
 T = TypeVar("T")
 _NETWORK_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def plain_json(value: Any) -> bool:
-    """Whether `value` is made of JSON's own types only (dicts with text keys, lists, text, numbers, booleans,
-    None): then the client's JSON encoder takes it as it is."""
-    kind = value.__class__
-    if kind in _SCALARS:
-        return True
-    if kind is dict:
-        return all(k.__class__ is str and plain_json(v) for k, v in value.items())
-    if kind is list or kind is tuple:
-        return all(plain_json(v) for v in value)
-    return False
 
 
 def given_up(error: KplanError, retries: int) -> KplanError:
@@ -51,15 +35,21 @@ def given_up(error: KplanError, retries: int) -> KplanError:
     return ApiUnavailable(f"{error} (gave up after {retries + 1} attempts)")
 
 
-def response_lines(response: Any) -> Iterator[str]:
+def refusal(response: Any, data: bytes) -> ApiException:
+    """The client's exception for an answer that is not a success (its status, reason, headers and body)."""
+    answer = RESTResponse(response)
+    answer.data = data  # type: ignore[assignment]  # what its read() keeps
+    return ApiException(http_resp=answer)
+
+
+def response_lines(response: Any) -> Iterator[bytes]:
     """The lines of a streaming urllib3 response as they arrive (what the client's watch reads, without
-    importing its watch module); invalid UTF-8 becomes U+FFFD, a last line without its newline is dropped."""
+    importing its watch module), undecoded; a last line without its newline is dropped."""
     pending = b""
     for chunk in response.stream(amt=None, decode_content=False):
         pending += chunk
         *lines, pending = pending.split(b"\n")
-        for line in lines:
-            yield line.decode("utf-8", errors="replace")
+        yield from lines
 
 
 class Stream:
@@ -73,7 +63,7 @@ class Stream:
         try:
             for line in response_lines(self._response):
                 if line.strip():
-                    yield json.loads(line)
+                    yield codec.decode_line(line)
         except (urllib3.exceptions.HTTPError, OSError, ValueError):
             return
 
@@ -94,7 +84,8 @@ class Transport:
 
     def __init__(self, api_client: ApiClient, retrying: Retrying | None = None, fence: Fence | None = None) -> None:
         self.api_client = api_client
-        self.server = str(api_client.configuration.host or "")
+        self.wire = Wire(api_client)
+        self.server = self.wire.host
         self.retrying = retrying
         self.fence = fence
 
@@ -115,12 +106,14 @@ class Transport:
         often it was sent). `repeatable` overrides the method's word on resending after an answer that may come
         after the server acted."""
 
+        encoded = None if body is None else codec.encode(body, self.api_client.sanitize_for_serialization)
+
         def attempt() -> Any:
-            response = self._send(method, path, query, body, content_type, self._timeouts(what, timeout))
+            response = self.wire.send(method, path, query, encoded, content_type, self._timeouts(what, timeout))
             data = response.read()
             if not 200 <= response.status <= 299:
-                raise ApiException(http_resp=response)
-            return json.loads(data) if data else None
+                raise refusal(response, data)
+            return codec.decode(data) if data else None
 
         return self._retried(method, action, what, attempt, repeatable)
 
@@ -132,11 +125,10 @@ class Transport:
         def attempt() -> Stream:
             if self.fence is not None:
                 self.fence.check(what)
-            response = self._send("GET", path, query, None, JSON, (CONNECT_TIMEOUT, read_timeout))
+            response = self.wire.send("GET", path, query, None, None, (CONNECT_TIMEOUT, read_timeout))
             if response.status != 200:
-                response.read()
-                raise ApiException(http_resp=response)
-            return Stream(response.response)
+                raise refusal(response, response.read())
+            return Stream(response)
 
         return self._retried("GET", action, what, attempt)
 
@@ -170,28 +162,3 @@ class Transport:
             return connect, read
         left = self.fence.check(what)
         return min(connect, left), min(read, left)
-
-    def _send(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, str] | None,
-        body: Any,
-        content_type: str,
-        timeout: float | tuple[float, float | None],
-    ) -> Any:
-        headers = {"Accept": JSON}
-        if body is not None:
-            headers["Content-Type"] = content_type
-        method, url, headers, _, post_params = self.api_client.param_serialize(
-            method=method,
-            resource_path=path,
-            query_params=list((query or {}).items()),
-            header_params=headers,
-            auth_settings=["BearerToken"],
-        )
-        # The client's sanitize_for_serialization rebuilds every body whole, for its generated models: a body of
-        # plain JSON (all kplan sends) goes as it is, anything else through it.
-        if body is not None and not plain_json(body):
-            body = self.api_client.sanitize_for_serialization(body)  # type: ignore[no-untyped-call]
-        return self.api_client.call_api(method, url, headers, body, post_params, _request_timeout=timeout)

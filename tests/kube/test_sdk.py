@@ -96,5 +96,11 @@ def test_watch_lines_are_joined_across_chunks_and_split_within_one() -> None:
     from engine.kube.transport import response_lines
 
     answer = Chunks(b'{"type": "ADDED"', b'}\n{"type": "MODIFIED"}\n\n{"ty', b'pe": "DE\xff"}\n{"cut": ')
-    assert list(response_lines(answer)) == ['{"type": "ADDED"}', '{"type": "MODIFIED"}', "",
-                                            '{"type": "DE\ufffd"}']
+    assert list(response_lines(answer)) == [b'{"type": "ADDED"}', b'{"type": "MODIFIED"}', b"",
+                                            b'{"type": "DE\xff"}']
+
+
+def test_a_watch_line_of_invalid_utf8_reads_with_replacement_characters() -> None:
+    from engine.kube.codec import decode_line
+
+    assert decode_line(b'{"type": "DE\xff"}') == {"type": "DE\ufffd"}
