@@ -20,10 +20,10 @@ from engine.kube.status import update_status
 from engine.kube.transport import DISCOVERY_TIMEOUT, Transport
 from engine.kube.waiting import wait_for
 from engine.kube.watching import Watch
+from engine.kube.wire import APPLY_PATCH
 
 __all__ = ["APPLY_PATCH", "MERGE_PATCH", "Kube"]
 
-APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
 LIST_PAGE = "500"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -37,18 +36,13 @@ def resource_segments(path: str) -> list[str] | None:
 
 def verb_of(method: str, path: str, query: str = "", content_type: str | None = None) -> str:
     """The Kubernetes verb of one request: get, list, watch, create, update, patch, apply, delete, ..."""
-    return verb(method, path, parse_qs(query).get("watch", [""])[0], content_type)
-
-
-def verb(method: str, path: str, watch: str | None, content_type: str | None) -> str:
-    """`verb_of` a request whose query's `watch` parameter is `watch` (None when absent)."""
     rest = resource_segments(path)
     if rest is None:
         return DISCOVERY
     collection = len(rest) == 1
     method = method.upper()
     if method == "GET":
-        if watch in ("true", "1"):
+        if parse_qs(query).get("watch", [""])[0] in ("true", "1"):
             return "watch"
         return "list" if collection else "get"
     if method == "PATCH":
@@ -59,8 +53,7 @@ def verb(method: str, path: str, watch: str | None, content_type: str | None) ->
 
 
 class CountingApiClient(ApiClient):
-    """An ApiClient that counts every request it sends in `requests`, by verb: those sent through its own request
-    path (`call_api`) and those engine.kube sends through its pool (`count_request`)."""
+    """An ApiClient that counts every request it sends in `requests`, by verb."""
 
     def __init__(self, configuration: Configuration, requests: Counter[str] | None = None) -> None:
         super().__init__(configuration)
@@ -88,9 +81,3 @@ class CountingApiClient(ApiClient):
         verb = verb_of(method, path, parts.query, content_type)
         with self._lock:
             self.requests[verb] += 1
-
-    def count_request(self, method: str, path: str, query: Mapping[str, str] | None, content_type: str | None) -> None:
-        """Count a request to `path` (relative to the configuration's host) with `query`."""
-        found = verb(method, path, (query or {}).get("watch"), content_type)
-        with self._lock:
-            self.requests[found] += 1

@@ -106,10 +106,10 @@ class Transport:
         often it was sent). `repeatable` overrides the method's word on resending after an answer that may come
         after the server acted."""
 
-        encoded = None if body is None else codec.encode(body, self.api_client.sanitize_for_serialization)
+        payload = None if body is None else self.wire.payload(body, content_type)
 
         def attempt() -> Any:
-            response = self.wire.send(method, path, query, encoded, content_type, self._timeouts(what, timeout))
+            response = self.wire.send(method, path, query, payload, content_type, self._timeouts(what, timeout))
             data = response.read()
             if not 200 <= response.status <= 299:
                 raise refusal(response, data)
