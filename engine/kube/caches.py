@@ -85,6 +85,15 @@ class Caches:
 
     def _informer(self, api_version: str, kind: str, label_selector: str | None = None) -> Informer:
         key = (api_version, kind)
+        informer = self._informers.get(key)  # started: no lock to take (every read of every pass comes here)
+        if informer is None:
+            informer = self._starting_informer(key, label_selector)
+        if label_selector is not None and informer.label_selector != label_selector:
+            raise ValueError(f"{kind} is already cached with label selector {informer.label_selector!r}")
+        return informer
+
+    def _starting_informer(self, key: tuple[str, str], label_selector: str | None) -> Informer:
+        """The informer of `key`, started now unless another thread is starting it (then its first list is in)."""
         with self._lock:
             starting = self._starting.setdefault(key, threading.Lock())
             filling = self._filling.get(key)
@@ -96,8 +105,6 @@ class Caches:
                 with self._lock:
                     found = self._informers.get(key)
                 informer = found if found is not None else self._started(key, label_selector)
-        if label_selector is not None and informer.label_selector != label_selector:
-            raise ValueError(f"{kind} is already cached with label selector {informer.label_selector!r}")
         return informer
 
     def _started(self, key: tuple[str, str], label_selector: str | None) -> Informer:
