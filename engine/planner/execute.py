@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import networkx as nx
-
 from engine import graph
-from engine.model import Plan
+from engine.model import Plan, Step
 from engine.planner.actions import Action, Event
+from engine.planner.indexing import NOTHING
 from engine.planner.refs import Ref
-from engine.planner.rendering import Rendered
 from engine.planner.status import PlanStatus, fresh_step, steps_of, with_steps
-from engine.planner.steps import PlanScope, StepResult, StepScope, check_step, heal_step, retry_step, start_step
+from engine.planner.steps import PlanScope, StepResult, check_step, heal_step, retry_step, start_step
 
 __all__ = ["PlanScope", "Progress", "advance", "heal"]
 
 Json = dict[str, Any]
+ACTIVE = frozenset({PlanStatus.IN_PROGRESS, PlanStatus.ERROR, PlanStatus.COMPLETE})  # what progress_step acts on
 
 
 @dataclass(frozen=True)
@@ -34,100 +32,72 @@ class Progress:
 def advance(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     """One decision's worth of progress of a running plan."""
     known = steps_of(record)
-    current = {s.name: known.get(s.name) or fresh_step(s.name) for s in scope.plan.steps}
-    later = superseded(scope, current)
-    results = {s.name: progress_step(scope.of(s), current[s.name], later[s.name]) for s in scope.plan.steps}
-    records = {name: r.record for name, r in results.items()}
+    later = superseded(scope, known)
+    results: dict[str, StepResult] = {}
+    records: dict[str, Json] = {}
+    for step in scope.index.steps:
+        current = known.get(step.name) or fresh_step(step.name)
+        if current.get("status") in ACTIVE:
+            results[step.name] = result = progress_step(scope, step, current, later.get(step.name, NOTHING))
+            current = result.record
+        records[step.name] = current
     if not any(r["status"] == PlanStatus.FATAL_ERROR for r in records.values()):
         started = start_ready(scope, records)
         results, records = {**results, **started}, {**records, **{n: r.record for n, r in started.items()}}
-    ordered = [results[s.name] for s in scope.plan.steps]
+    ordered = [results[s.name] for s in scope.index.steps if s.name in results]
     return collect(with_steps(reshaped(record, scope.plan), records), ordered)
 
 
-def progress_step(scope: StepScope, record: Json, later: frozenset[Ref] = frozenset()) -> StepResult:
+def progress_step(scope: PlanScope, step: Step, record: Json, later: frozenset[Ref] = NOTHING) -> StepResult:
     """`later`: objects of this step that a later started step applied again (their drift is that step's)."""
     status = record.get("status")
     if status == PlanStatus.IN_PROGRESS:
-        checked = check_step(scope, record)
+        checked = check_step(scope.of(step), record)
         if checked.record["status"] not in (PlanStatus.IN_PROGRESS, PlanStatus.COMPLETE):
             return checked
-        healed = heal_step(without(scope, later), checked.record)
+        healed = heal_step(scope, step, checked.record, later)
         return StepResult(checked.record, checked.actions + healed.actions, healed.events, checked.deadline)
     if status == PlanStatus.ERROR:
-        return retry_step(scope, record)
+        return retry_step(scope.of(step), record)
     if status == PlanStatus.COMPLETE:
-        return heal_step(without(scope, later), record)
+        return heal_step(scope, step, record, later)
     return StepResult(record)
 
 
 def superseded(scope: PlanScope, records: Mapping[str, Mapping[str, Any]]) -> dict[str, frozenset[Ref]]:
-    """Per step, the objects it renders that a started step after it (in the DAG) renders too.
+    """Per step, the objects it renders that a started step after it (in the DAG) renders too (steps without any
+    are left out).
 
     A plan may apply one object in several steps, each with its own content (a StatefulSet's
     rolling-update partition lowered step by step): the latest render is the one to keep, so an
     earlier step must not restore its own version of the object as drift.
     """
-    descendants = dag_of(scope.plan).descendants
-    started = {n for n, r in records.items() if r.get("status") not in (None, PlanStatus.PENDING)}
-    refs = refs_by_step(scope.plan, scope.rendered)
-    return {
-        name: frozenset(r for after in descendants[name] & started for r in refs[after] & refs[name])
-        for name in refs
-    }
+    found = {}
+    for name, later in scope.index.overlaps.items():
+        refs = frozenset(r for after, common in later if started(records.get(after)) for r in common)
+        if refs:
+            found[name] = refs
+    return found
 
 
-@dataclass(frozen=True)
-class Dag:
-    """A plan's DAG with what every pass reads of it: each step's descendants and layer."""
-
-    graph: nx.DiGraph
-    descendants: Mapping[str, frozenset[str]]
-    depths: Mapping[str, int]
-
-
-@functools.lru_cache(maxsize=256)
-def dag_of(plan: Plan) -> Dag:
-    """The plan's DAG, built once per plan (shared by every pass: read only)."""
-    dag = graph.build(plan)
-    return Dag(dag, {name: frozenset(nx.descendants(dag, name)) for name in dag}, graph.depths(dag))
-
-
-def refs_by_step(plan: Plan, rendered: Rendered) -> dict[str, set[Ref]]:
-    """Per step of `plan`, the objects its tasks render."""
-    refs: dict[str, set[Ref]] = {s.name: set() for s in plan.steps}
-    for (name, _), task in rendered.items():
-        if name in refs:
-            refs[name].update(Ref.of(obj) for obj in task.objects)
-    return refs
-
-
-def without(scope: StepScope, refs: frozenset[Ref]) -> StepScope:
-    """`scope` with `refs` left out of what its step rendered."""
-    if not refs:
-        return scope
-    rendered = {
-        key: replace(task, objects=tuple(o for o in task.objects if Ref.of(o) not in refs))
-        if key[0] == scope.step.name else task
-        for key, task in scope.rendered.items()
-    }
-    return replace(scope, rendered=rendered)
+def started(record: Mapping[str, Any] | None) -> bool:
+    return record is not None and record.get("status") not in (None, PlanStatus.PENDING)
 
 
 def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, StepResult]:
-    dag = dag_of(scope.plan)
+    dag = scope.index.dag
     completed = {n for n, r in records.items() if r["status"] == PlanStatus.COMPLETE}
-    started = {n for n, r in records.items() if r["status"] != PlanStatus.PENDING}
-    ready = set(graph.frontier(dag.graph, completed, started, dag.depths))
-    return {s.name: start_step(scope.of(s), records[s.name]) for s in scope.plan.steps if s.name in ready}
+    busy = {n for n, r in records.items() if r["status"] != PlanStatus.PENDING}
+    ready = set(graph.frontier(dag.graph, completed, busy, dag.depths))
+    return {s.name: start_step(scope.of(s), records[s.name]) for s in scope.index.steps if s.name in ready}
 
 
 def heal(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     """A COMPLETE plan: nothing to start, but what drifted is applied again."""
     known = steps_of(record)
     later = superseded(scope, known)
-    steps = [s for s in scope.plan.steps if s.name in known]
-    results = [heal_step(without(scope.of(s), later[s.name]), known[s.name]) for s in steps]
+    steps = [s for s in scope.index.steps if s.name in known]
+    results = [heal_step(scope, s, known[s.name], later.get(s.name, NOTHING)) for s in steps]
     return collect(dict(record), results)
 
 

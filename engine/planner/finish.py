@@ -56,7 +56,8 @@ def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json
 
 def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) -> Json:
     if before is not None and "lastUpdatedAt" in before and same_untimed(step, before):
-        return {**step, "lastUpdatedAt": before["lastUpdatedAt"]}
+        kept = before["lastUpdatedAt"]
+        return step if step.get("lastUpdatedAt") == kept else {**step, "lastUpdatedAt": kept}
     return {**step, "lastUpdatedAt": stamp(now)}
 
 
@@ -90,8 +91,10 @@ def backoffs(status: Mapping[str, Any], settings: Settings) -> list[tuple[dateti
     steps = steps_of((status.get("plans") or {}).get(active) or {}).values()
     found = []
     for step in steps:
+        if step.get("status") != PlanStatus.ERROR:
+            continue
         until = retry_at(step, settings.backoff_base, settings.backoff_max)
-        if step.get("status") == PlanStatus.ERROR and until is not None:
+        if until is not None:
             found.append((until, str(step["name"]), int(step.get("attempts") or 0)))
     return found
 

@@ -11,7 +11,7 @@ labelled with this Instance, that manager's fields are this Instance's and are h
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,23 +71,42 @@ def field_manager(namespace: str, name: str) -> str:
 def claim_of(obj: Mapping[str, Any]) -> Claim | None:
     """The Instance `obj` belongs to: its Instance ownerReference (the controller first), else its kplan labels
     (and the annotation naming the Instance's namespace, which objects outside that namespace carry)."""
+    found = claimant(obj)
+    return None if found is None else Claim(*found)
+
+
+def claimant(obj: Mapping[str, Any]) -> tuple[str | None, str] | None:
+    """`claim_of(obj)` as (namespace, name), without building the Claim (every pass asks for each object)."""
     meta = obj.get("metadata") or {}
-    owners = [o for o in meta.get("ownerReferences") or [] if isinstance(o, Mapping) and o.get("kind") == "Instance"
-              and str(o.get("apiVersion") or "").startswith(INSTANCE_GROUP)]
-    if owners:
-        owner = next((o for o in owners if o.get("controller")), owners[0])
-        return Claim(str(meta.get("namespace") or ""), str(owner.get("name") or ""))
+    owner = instance_owner(meta.get("ownerReferences") or ())
+    if owner is not None:
+        return str(meta.get("namespace") or ""), str(owner.get("name") or "")
     name = (meta.get("labels") or {}).get(LABEL_INSTANCE)
     if not name:
         return None
     namespace = (meta.get("annotations") or {}).get(INSTANCE_NAMESPACE)
-    return Claim(str(namespace) if namespace else None, str(name))
+    return str(namespace) if namespace else None, str(name)
+
+
+def instance_owner(references: Iterable[Any]) -> Mapping[str, Any] | None:
+    """The Instance ownerReference among `references`: the controller, else the first (a loop, not a list: every
+    pass asks for each object of a plan)."""
+    first = None
+    for ref in references:
+        if (ref.__class__ is dict or isinstance(ref, Mapping)) and ref.get("kind") == "Instance" \
+                and str(ref.get("apiVersion") or "").startswith(INSTANCE_GROUP):
+            if ref.get("controller"):
+                return ref
+            first = first or ref
+    return first
 
 
 def foreign_claim(live: Mapping[str, Any] | None, namespace: str, name: str) -> Claim | None:
     """The other Instance that `live` belongs to, or None (absent, unclaimed, or Instance `namespace/name`'s)."""
-    claim = claim_of(live) if live is not None else None
-    return None if claim is None or claim.is_instance(namespace, name) else claim
+    found = claimant(live) if live is not None else None
+    if found is None or (found[1] == name and found[0] in (None, namespace)):  # Claim.is_instance
+        return None
+    return Claim(*found)
 
 
 def handover(ref: Ref, live: Mapping[str, Any] | None, namespace: str, name: str, *, adopt: bool) -> Handover | None:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Ref", "instance_ref"]
 
 INSTANCE_API = "kplan.dev/v1alpha1"
 
 
-@dataclass(frozen=True)
-class Ref:
-    """The identity of one object; `namespace` is None for cluster-scoped objects."""
+class Ref(NamedTuple):
+    """The identity of one object; `namespace` is None for cluster-scoped objects.
+
+    A named tuple rather than a frozen dataclass: every pass builds and hashes a Ref per object it reads, and a
+    tuple is built (`_make`, not the keyword-taking constructor) and hashed in C.
+    """
 
     api_version: str
     kind: str
@@ -23,13 +25,14 @@ class Ref:
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> Ref:
         meta = obj.get("metadata") or {}
-        namespace = meta.get("namespace") or None
-        return cls(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), namespace, str(meta.get("name") or ""))
+        return cls._make((str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), meta.get("namespace") or None,
+                          str(meta.get("name") or "")))
 
     @classmethod
     def of_entry(cls, entry: Mapping[str, Any]) -> Ref:
         """The Ref of an inventory entry `{apiVersion, kind, namespace, name, plan}`."""
-        return cls(str(entry["apiVersion"]), str(entry["kind"]), entry.get("namespace") or None, str(entry["name"]))
+        return cls._make((str(entry["apiVersion"]), str(entry["kind"]), entry.get("namespace") or None,
+                          str(entry["name"])))
 
     def entry(self, plan: str) -> dict[str, Any]:
         """This object as an inventory entry applied by `plan` (cluster-scoped: namespace "")."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine import render
@@ -45,10 +45,15 @@ class Scene:
 
 @dataclass(frozen=True)
 class TaskRender:
-    """A task's rendered objects; for a Wait task, the (object, condition) pairs it waits for instead."""
+    """A task's rendered objects (and `refs`, theirs in order); for a Wait task, the (object, condition) pairs it
+    waits for instead."""
 
     objects: tuple[Json, ...] = ()
     waits: tuple[tuple[Ref, str], ...] = ()
+    refs: tuple[Ref, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "refs", tuple(Ref.of(obj) for obj in self.objects))  # read by every pass
 
 
 Rendered = Mapping[tuple[str, str], TaskRender]  # (step, task) -> what the task renders

@@ -9,13 +9,12 @@ from typing import Any
 
 from engine.errors import PermanentError
 from engine.model import Package, Plan
-from engine.planner import inventory, pipes, rendering, tasks, view
+from engine.planner import indexing, inventory, pipes, rendering, view
 from engine.planner.actions import PRUNE_STEP, Action, Apply, Delete, Event, Settings
 from engine.planner.execute import PlanScope, Progress, advance, heal
 from engine.planner.refs import Ref
 from engine.planner.stamping import Owner
 from engine.planner.status import PlanStatus
-from engine.planner.steps import task_scopes
 
 __all__ = ["Outcome", "owner_of", "run_active"]
 
@@ -64,43 +63,39 @@ def plan_scope(pkg: Package, plan: Plan, observed: Observed, now: datetime, sett
     """Everything the plan's decision reads; raises RenderError unless every task renders."""
     scene = rendering.Scene(owner, values, pipes.pipe_values(pkg, owner, observed))
     rendered = rendering.render_plan(pkg, plan, scene)
-    return PlanScope(pkg, plan, rendered, observed, values, owner, now, settings)
+    index = indexing.plan_index(pkg, plan, rendered, values, owner)
+    return PlanScope(pkg, plan, rendered, index, observed, values, owner, now, settings)
 
 
 def with_record(status: Json, name: str, record: Json) -> Json:
     return {**status, "plans": {**(status.get("plans") or {}), name: record}}
 
 
-def desired(scope: PlanScope) -> set[Ref]:
-    """Every object the plan keeps in the cluster, started or not."""
-    return {ref for step in scope.plan.steps for ts in task_scopes(scope.of(step), {}) for ref in tasks.desired(ts)}
-
-
 def keep_inventory(outcome: Outcome, scope: PlanScope, progress: Progress, prune: bool) -> Outcome:
     """Record what was applied, forget what is gone and unwanted, and prune after completion."""
     applied = [obj for a in progress.actions if isinstance(a, Apply) for obj in a.objects]
-    keep = desired(scope) | {Ref.of(o) for o in applied}
+    keep = scope.index.desired | {Ref.of(o) for o in applied}
     complete = progress.record.get("status") == PlanStatus.COMPLETE
     extra = deploy_refs(scope) if prune and complete else None
     owner = scope.owner
     items = inventory.with_applied(inventory.entries(outcome.status), applied, scope.plan.name)
-    items = inventory.without_foreign(items, scope.observed, owner.namespace, owner.name)
+    items = inventory.mine(items, scope.observed, owner.namespace, owner.name)
     pruned: tuple[Action, ...] = ()
     if extra is not None:
         keep |= extra
         gone = tuple(r for r in inventory.prunable(items, keep) if r in scope.observed)
         pruned = (Delete(PRUNE_STEP, gone),) if gone else ()
-    status = {**outcome.status, "appliedResources": inventory.without_gone(items, keep, scope.observed)}
+    status = {**outcome.status, "appliedResources": inventory.present(items, keep, scope.observed)}
     return outcome.then(status, progress.actions + pruned, progress.events, progress.deadlines)
 
 
-def deploy_refs(scope: PlanScope) -> set[Ref] | None:
+def deploy_refs(scope: PlanScope) -> frozenset[Ref] | None:
     """What `deploy` keeps (so pruning after another plan spares it); None when deploy does not render."""
     if scope.plan.name == "deploy" or "deploy" not in scope.pkg.plans:
-        return set()
+        return frozenset()
     try:
         other = plan_scope(scope.pkg, scope.pkg.plan("deploy"), scope.observed, scope.now, scope.settings,
                            scope.values, scope.owner)
     except PermanentError:
         return None
-    return desired(other)
+    return other.index.desired

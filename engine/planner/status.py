@@ -53,7 +53,7 @@ def steps_of(plan_status: Mapping[str, Any]) -> dict[str, Json]:
 
 def combine(statuses: Iterable[str]) -> PlanStatus:
     """The status of a group of steps: failures first, then all done, all waiting, else in progress."""
-    found = {PlanStatus(s) for s in statuses}
+    found = {PlanStatus(s) for s in set(statuses)}  # each distinct value once: a long plan's steps share a few
     if PlanStatus.FATAL_ERROR in found:
         return PlanStatus.FATAL_ERROR
     if PlanStatus.ERROR in found:

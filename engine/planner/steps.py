@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
+from operator import is_
 from typing import Any
 
 from engine.model import Package, Plan, Step, Task
 from engine.planner import ownership, tasks
 from engine.planner.actions import Action, Apply, Delete, Event, Settings
 from engine.planner.drift import first_difference
+from engine.planner.indexing import PlanIndex
 from engine.planner.refs import Ref
-from engine.planner.rendering import Rendered
+from engine.planner.rendering import Rendered, TaskRender
 from engine.planner.stamping import Owner
 from engine.planner.status import PlanStatus
 from engine.planner.times import aware, retry_at, stamp, timeout_at
@@ -28,6 +30,12 @@ GONE = "<gone>"  # drifted(): the object itself is missing
 # (uid and resourceVersion name its content): every pass over a settled step checks the same pair again. The entry
 # holds the rendered object, so its id is not reused while the entry lives.
 DRIFTS: Lru[tuple[Mapping[str, Any], str]] = Lru(4096)
+# Steps heal_step found clean (nothing to apply again, no Event) for one render of their tasks, one version of each
+# live object it would heal, their owner and whether they are COMPLETE: a pass over a long plan checks each settled
+# step again, and an unchanged one is known clean. Keyed by the ids of the step's task renders (which the entry holds,
+# so they are not reused while it lives), their kinds, and the uid and resourceVersion of each live object (an object
+# without them is never remembered clean).
+CLEAN: Lru[tuple[TaskRender, ...]] = Lru(4096)
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,7 @@ class PlanScope:
     pkg: Package
     plan: Plan
     rendered: Rendered
+    index: PlanIndex
     observed: Mapping[Ref, Mapping[str, Any]]
     values: Mapping[str, Any]
     owner: Owner
@@ -71,11 +80,11 @@ class StepResult:
 def task_scopes(scope: StepScope, record: Mapping[str, Any]) -> list[tasks.TaskScope]:
     return [
         tasks.TaskScope(
-            pkg=scope.pkg, task=scope.pkg.task(name), rendered=scope.rendered[(scope.step.name, name)],
+            pkg=scope.pkg, task=task, rendered=scope.rendered[(scope.step.name, task.name)],
             observed=scope.observed, values=scope.values, owner=scope.owner, plan=scope.plan.name,
             step=scope.step.name, now=scope.now, started_at=record.get("startedAt"),
         )
-        for name in scope.step.tasks
+        for task in scope.index.tasks[scope.step.name]
     ]
 
 
@@ -181,19 +190,48 @@ def retry_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
     return start_step(scope, record)
 
 
-def heal_step(scope: StepScope, record: Mapping[str, Any]) -> StepResult:
+def heal_step(plan: PlanScope, step: Step, record: Mapping[str, Any],
+              later: frozenset[Ref] = frozenset()) -> StepResult:
     """Apply again what a started step rendered when the live object lost a rendered field or is gone
-    (an object another Instance has adopted since is left to it)."""
+    (an object another Instance has adopted since is left to it; `later`: objects a later started step applied
+    again, whose drift is that step's). A step known clean as it stands (CLEAN) is not checked again."""
     complete = record.get("status") == PlanStatus.COMPLETE
+    seen = clean_key(plan, step, complete, later)
+    if seen is not None and (kept := CLEAN.get(seen[0])) is not None and all(map(is_, kept, seen[1])):
+        return StepResult(dict(record))
+    scope = plan.of(step)
     actions: list[Action] = []
     events: list[Event] = []
     for ts in task_scopes(scope, record):
         healed = [(obj, why) for obj in tasks.drift_candidates(ts)
-                  if not claimed(scope, obj) and (why := drifted(obj, ts, complete))]
+                  if Ref.of(obj) not in later and not claimed(scope, obj) and (why := drifted(obj, ts, complete))]
         if healed:  # forced: the field was kplan's, and whoever changed it took it over by doing so
             actions.append(applying(scope, [obj for obj, _ in healed], force=True))
             events += [drift_event(obj, why) for obj, why in healed if why != GONE or complete]
+    if seen is not None and not actions and not events:
+        CLEAN.put(*seen)
     return StepResult(dict(record), tuple(actions), tuple(events))
+
+
+def clean_key(scope: PlanScope, step: Step, complete: bool,
+              later: frozenset[Ref]) -> tuple[Hashable, tuple[TaskRender, ...]] | None:
+    """The CLEAN key of `step` as it stands (and the task renders an entry holds), or None when some live object
+    it would heal has no uid and resourceVersion to name its content."""
+    healed = scope.index.healed[step.name]
+    versions: list[tuple[str, str] | None] = []
+    observed = scope.observed
+    for ref in healed.refs:
+        live = observed.get(ref)
+        if live is None:
+            versions.append(None)
+            continue
+        meta = live.get("metadata") or {}
+        uid, version = meta.get("uid"), meta.get("resourceVersion")
+        if not uid or not version:
+            return None
+        versions.append((uid, version))
+    owner = scope.owner
+    return (healed.ids, healed.kinds, complete, later, owner.namespace, owner.name, tuple(versions)), healed.renders
 
 
 def drifted(obj: Mapping[str, Any], ts: tasks.TaskScope, complete: bool) -> str:

@@ -15,9 +15,10 @@ from engine.planner.rendering import TaskRender
 from engine.planner.stamping import Owner
 from engine.planner.times import aware, timeout_at
 
-__all__ = ["Check", "TaskScope", "Work", "blockers", "check", "desired", "drift_candidates", "mode", "start"]
+__all__ = ["HEALED", "Check", "TaskScope", "Work", "blockers", "check", "drift_candidates", "kept", "mode", "start"]
 
 Json = dict[str, Any]
+HEALED = frozenset({TaskKind.APPLY, TaskKind.OPERATOR})  # the kinds of tasks whose objects drift repair keeps
 RESTARTABLE = frozenset({("batch", "Job"), ("", "Pod")})  # run-to-completion kinds: deleted and re-created to retry
 
 
@@ -38,7 +39,7 @@ class TaskScope:
 
     @property
     def refs(self) -> tuple[Ref, ...]:
-        return tuple(Ref.of(o) for o in self.rendered.objects)
+        return self.rendered.refs
 
 
 @dataclass(frozen=True)
@@ -93,17 +94,16 @@ def check(scope: TaskScope) -> Check:
     return checks[kind](scope)
 
 
-def desired(scope: TaskScope) -> tuple[Ref, ...]:
-    """The objects this task keeps in the cluster (what pruning must leave alone)."""
-    kind = mode(scope.task, scope.values)
+def kept(task: Task, kind: TaskKind, rendered: TaskRender, owner: Owner) -> tuple[Ref, ...]:
+    """The objects a task acting as `kind` keeps in the cluster (what pruning must leave alone)."""
     if kind is TaskKind.PIPE:
-        return scope.refs + tuple(pipes.output_ref(p, scope.owner) for p in scope.task.pipe)
-    return scope.refs if kind in (TaskKind.APPLY, TaskKind.OPERATOR) else ()
+        return rendered.refs + tuple(pipes.output_ref(p, owner) for p in task.pipe)
+    return rendered.refs if kind in (TaskKind.APPLY, TaskKind.OPERATOR) else ()
 
 
 def drift_candidates(scope: TaskScope) -> tuple[Json, ...]:
     """The objects whose live state must keep containing what was rendered."""
-    return scope.rendered.objects if mode(scope.task, scope.values) in (TaskKind.APPLY, TaskKind.OPERATOR) else ()
+    return scope.rendered.objects if mode(scope.task, scope.values) in HEALED else ()
 
 
 def blockers(scope: TaskScope) -> tuple[Ref, ...]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from engine.render.documents import unshared
 
 __all__ = ["FINALIZER", "deleting", "generation", "given_parameters", "has_finalizer", "metadata", "name",
@@ -12,6 +14,7 @@ __all__ = ["FINALIZER", "deleting", "generation", "given_parameters", "has_final
 
 FINALIZER = "kplan.dev/cleanup"
 EMPTY: Mapping[str, Any] = {}
+COPIER = msgspec.msgpack.Encoder()
 Json = dict[str, Any]
 
 
@@ -28,8 +31,13 @@ def spec(instance: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def status(instance: Mapping[str, Any]) -> Json:
-    """A private deep copy of the recorded status, safe to change (plain data: a JSON copy, not copy.deepcopy)."""
-    copied: Json = unshared(dict(mapping(instance.get("status"))))
+    """A private deep copy of the recorded status, safe to change: plain data, copied through msgpack in C (every pass
+    copies the whole status of a long plan), or walked in Python when it holds something msgpack does not carry."""
+    recorded = dict(mapping(instance.get("status")))
+    try:
+        copied: Json = msgspec.msgpack.decode(COPIER.encode(recorded))
+    except (msgspec.MsgspecError, TypeError, OverflowError):
+        copied = unshared(recorded)
     return copied
 
 

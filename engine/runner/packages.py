@@ -1,4 +1,5 @@
-"""Packages rebuilt from OperatorVersions, parsed once per OperatorVersion uid and resourceVersion."""
+"""Packages rebuilt from OperatorVersions, parsed once per OperatorVersion uid and resourceVersion (concurrent
+passes of one new version wait for one parse instead of each making one)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class PackageCache:
 
     def __init__(self, limit: int = 256) -> None:
         self._packages: dict[Key, Package] = {}
+        self._parsing: dict[Key, threading.Lock] = {}
         self._limit = limit
         self._lock = threading.Lock()
 
@@ -30,8 +32,25 @@ class PackageCache:
         key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
         with self._lock:
             found = self._packages.get(key)
+            parsing = self._parsing.setdefault(key, threading.Lock()) if found is None else None
         if found is not None:
             return found
+        assert parsing is not None
+        try:
+            with parsing:  # one parse per version: a second caller waits for it, then finds it kept
+                with self._lock:
+                    found = self._packages.get(key)
+                return found if found is not None else self._parsed(operator_version, key)
+        finally:
+            with self._lock:
+                self._parsing.pop(key, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._packages)
+
+    def _parsed(self, operator_version: Mapping[str, Any], key: Key) -> Package:
+        meta = operator_version.get("metadata") or {}
         files = (operator_version.get("spec") or {}).get("files") or {}
         source = f"OperatorVersion {meta.get('namespace')}/{meta.get('name')}"
         pkg = from_files({str(k): str(v) for k, v in files.items()}, source)

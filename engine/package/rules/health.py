@@ -99,8 +99,9 @@ def duplicate_health_rules(docs: Docs) -> Iterator[Problem]:
 def health_expressions(docs: Docs) -> Iterator[Problem]:
     """Each CEL expression compiles with `self` (typed by the package's CRD for the kind, when it ships one) and
     gives true or false."""
-    schemas = _crd_schemas(docs)
-    for rule in _rules(docs):
+    rules = [rule for rule in _rules(docs) if any(rule.text(key) is not None for key in EXPRESSION_KEYS)]
+    schemas = _crd_schemas(docs) if rules else {}  # read only for expressions: it parses every template
+    for rule in rules:
         schema = schemas.get((rule.text("group") or "", rule.text("kind") or ""))
         variables = {"self": cel.resource_root(schema) if schema is not None else None}
         for key in EXPRESSION_KEYS:

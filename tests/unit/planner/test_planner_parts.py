@@ -1,4 +1,5 @@
-"""The planner's small parts and public surface: Ref, instance_ref, drift matching, backoff and timestamps."""
+"""The planner's small parts and public surface: Ref, instance_ref, the status copy, drift matching, backoff and
+timestamps."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 import engine.planner as planner
-from engine.planner import FINALIZER, Ref, instance_ref
+from engine.planner import FINALIZER, Ref, instance_ref, view
 from engine.planner.drift import first_difference
 from engine.planner.times import backoff_delay, parse, requeue_after, stamp
 
@@ -29,6 +30,26 @@ def test_ref_of_objects_and_instances() -> None:
     inst = {"apiVersion": "kplan.dev/v1alpha1", "kind": "Instance", "metadata": {"name": "c", "namespace": "shop"}}
     assert instance_ref(inst) == Ref("kplan.dev/v1alpha1", "Instance", "shop", "c")
     assert Ref.of_entry(Ref.of(obj).entry("deploy")) == Ref.of(obj)
+
+
+def test_the_status_to_change_is_a_deep_copy_of_plain_data() -> None:
+    recorded = {"plans": {"deploy": {"phases": [{"steps": [{"name": "a", "attempts": 2**70}]}]}},
+                "appliedResources": [{"name": "a"}], "observedGeneration": 3}
+    for given in (recorded, {**recorded, "plans": {"deploy": {"phases": [{"steps": [{"name": "a"}]}]}}}):
+        copied = view.status({"status": given})
+        assert copied == given
+        copied["plans"]["deploy"]["phases"][0]["steps"][0]["name"] = "changed"
+        copied["appliedResources"].append({"name": "b"})
+        assert given["plans"]["deploy"]["phases"][0]["steps"][0]["name"] == "a"
+        assert given["appliedResources"] == [{"name": "a"}]
+
+
+def test_refs_are_values() -> None:
+    one, other = Ref("v1", "ConfigMap", "shop", "a"), Ref.of_entry(Ref("v1", "ConfigMap", "shop", "a").entry("deploy"))
+    assert one == other and hash(one) == hash(other) and {one: 1}[other] == 1
+    assert Ref("v1", "ConfigMap", None, "a") != Ref("v1", "ConfigMap", "", "a")
+    assert Ref.of({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": 7, "namespace": ""}}) == Ref(
+        "v1", "ConfigMap", None, "7")
 
 
 @pytest.mark.parametrize(
