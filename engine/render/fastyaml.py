@@ -109,8 +109,11 @@ def _next_marker(text: str, start: int) -> int:
     return -1 if found == -1 else found + 1
 
 
-def parse(text: str) -> list[dict[str, Any]] | None:
-    """The non-empty documents of `text`, each a mapping; None when PyYAML must parse it (see the module)."""
+def parse(text: str, *, checked: bool = False) -> list[dict[str, Any]] | None:
+    """The non-empty documents of `text`, each a mapping; None when PyYAML must parse it (see the module).
+
+    `checked`: every plain scalar of `text` is known to read alike (`plainscalars`, as the template rendered), so
+    the result needs no walk, nor the text a look for exponents."""
     chunks = None if _left_to_pyyaml(text) else _documents(text)
     if chunks is None:
         return None
@@ -124,6 +127,9 @@ def parse(text: str) -> list[dict[str, Any]] | None:
             continue
         if not isinstance(document, dict):
             return None
+        if checked:
+            documents.append(document)
+            continue
         read = _read_alike(document)
         if read is _DIFFERS:
             return None
