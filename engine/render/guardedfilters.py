@@ -8,6 +8,7 @@ and items without arguments. Anything else goes to the filter.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,6 +48,8 @@ def guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
             else:
                 budget.charge()
             if on_string is not None and not args and not kwargs:
+                if on_string is _SAME:
+                    return value
                 text = on_string(value)
                 if len(text) > budget.limits.max_output:
                     budget.check_text(len(text))
@@ -94,10 +97,11 @@ def _guarded_replace() -> Callable[..., Any]:
     return guarded
 
 
-def _plain_string(value: str) -> str:
+def _same(value: str) -> str:
     return value
 
 
+_SAME = _same  # a filter that gives a plain string back as it is (`string`, of a string)
 def _dictsort(value: Any) -> list[tuple[str, Any]] | None:
     """`dictsort` of a mapping whose keys are all strings; None for anything else (a parameter's, sorted once per
     render: a template often sorts the same one in several places, or in a loop)."""
@@ -131,9 +135,9 @@ def _by_lowered(items: list[Any], keys: list[Any]) -> list[Any] | None:
 _ON_PLAIN_STRINGS: Mapping[Callable[..., Any], Callable[[str], str]] = {
     do_upper: str.upper,
     do_lower: str.lower,
-    soft_str: _plain_string,
+    soft_str: _SAME,
     do_trim: str.strip,
-    FILTERS["quote"]: FILTERS["quote"],
+    FILTERS["quote"]: json.encoder.encode_basestring,  # what `quote` does with a string
 }
 # Filters with a shortcut for some values, given no arguments (None: it does not apply).
 _WITHOUT_ARGUMENTS: Mapping[Callable[..., Any], Callable[[Any], Any]] = {do_dictsort: _dictsort, do_sort: _sort}
