@@ -43,14 +43,23 @@ _WORDS = ("yes", "no", "true", "false", "on", "off", "null", "~", "<<", "=", ".i
 def slot(before: str | None, after: str | None) -> str:
     """Where a value between the constant texts `before` and `after` (None: not known) stands, as a key of
     `SLOTS`: whether it begins a scalar (the text before it ends in whitespace or a flow indicator) and ends one
-    (the text after it begins with one, or with `:` and one: then it is a key), or stands between two quotes."""
+    (the text after it begins with one, or with `:` and one: then it is a key), or stands between two quotes. A
+    value joined to constant text that holds a character outside `SUSPECT` before its next separator is part of a
+    string there, so that side is taken as bounded too (its edge is then checked as if alone: stricter than need
+    be)."""
     for quote in "\"'":
         if before is not None and after is not None and before.endswith(quote) and after.startswith(quote):
             return quote
-    left = before is not None and before[-1:] in _ENDS and before != ""
+    left = before is not None and before != "" and (before[-1] in _ENDS or _joins_a_string(before, -1))
     key = after is not None and after[:1] == ":" and after[1:2] in _ENDS and len(after) > 1
-    right = key or (after is not None and after[:1] in _ENDS and after != "")
+    right = key or (after is not None and after != "" and (after[0] in _ENDS or _joins_a_string(after, 0)))
     return ("key " if key else "") + ("both" if left and right else "left" if left else "right" if right else "free")
+
+
+def _joins_a_string(text: str, side: int) -> bool:
+    """Whether the segment of `text` at its start (`side` 0) or end (-1) holds a character outside `SUSPECT` (a
+    scalar that runs into a segment takes in all of it, up to a separator or a quoted key's `":`)."""
+    return not SUSPECT.issuperset(_SEPARATORS.split(text)[side])
 
 
 def slot_alike(text: str, where: str) -> bool:
@@ -62,6 +71,8 @@ def slot_alike(text: str, where: str) -> bool:
     left, right = where.endswith(("both", "left")), where.endswith(("both", "right"))
     if where.startswith("key "):
         return text[-1:] not in _ENDS and text != "" and text_alike(text, left, True)
+    if not text:  # between two separators, an empty text joins nothing
+        return where == "both"
     return text_alike(text, left, right)
 
 

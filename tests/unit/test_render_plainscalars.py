@@ -89,6 +89,9 @@ def test_a_checked_render_reads_as_pyyaml_reads_it(template: tuple[str, dict[str
     ("  {{ v }}: 1\n", {"v": "[a, b]"}),
     ("  a: 1{{ v }}20\n", {"v": ":"}),
     ("  a: {{ v }}{{ w }}\n", {"v": "1", "w": ":20"}),
+    ("  a: {{ v }}e3\n", {"v": "1"}),
+    ("  a: {{ v }}-{{ w }}\n", {"v": "1", "w": "2"}),
+    ("  {{ v }}: 1\n", {"v": ""}),
     ("  a: 1{{ v }}:20\n", {"v": ""}),
     ("  a: {{ v }}\n", {"v": "[1, on]"}),
     ('  a: "{{ v }}"\n', {"v": '" x: "yes'}),
@@ -108,6 +111,7 @@ def test_what_reads_otherwise_is_not_checked(source: str, values: dict[str, str]
     ('  replicas: "{{ v }}"\n  port: {{ w }}\n', {"v": "3", "w": "8080"}),
     ("  {{ k }}: {{ v }}\n", {"k": "key-1", "v": "side"}),
     ("  name: {{ v }}-settings\n  list: [{{ v }}, b]\n", {"v": "web"}),
+    ("  memory: {{ v }}Mi\n  cpu: g{{ w }}\n  empty: {{ e }}\n", {"v": "512", "w": "1", "e": ""}),
 ])
 def test_usual_templates_are_checked(source: str, values: dict[str, str]) -> None:
     env = environment(templates={"t.yaml": HEAD + source})
