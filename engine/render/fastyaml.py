@@ -176,7 +176,9 @@ def _key_alike(key: Any) -> bool:
     kind = type(key)
     if kind is str:
         return key in _PLAIN_ALIKE or _string_alike(key)
-    return kind is int or kind is float or kind is bool  # a null key may have been left empty
+    # a null key may have been left empty; NaN keys never equal each other, so yaml-rs takes two of them, where
+    # PyYAML (whose NaN is one object) refuses the second as a duplicate
+    return kind is int or kind is bool or (kind is float and key == key)
 
 
 # Strings seen to read alike, so a string that comes back render after render (keys, names, labels) is checked

@@ -156,7 +156,8 @@ _PlainLoader.yaml_implicit_resolvers = {
 
 
 def _reads_alike(scalar: str) -> bool:
-    """Whether both libraries read `scalar`, written plain, as the same value, and not as null."""
+    """Whether both libraries read `scalar`, written plain, as the same value, and not as null nor NaN (a key:
+    yaml-rs takes two NaN keys, PyYAML refuses the second as a duplicate)."""
     try:
         fast: Any = yaml_rs.loads(f"v: {scalar}", parse_datetime=False)
         slow: Any = yaml.load(f"v: {scalar}", Loader=_PlainLoader)
@@ -165,4 +166,4 @@ def _reads_alike(scalar: str) -> bool:
     if not (isinstance(fast, dict) and isinstance(slow, dict) and list(fast) == ["v"] and list(slow) == ["v"]):
         return False
     a, b = fast["v"], slow["v"]
-    return a is not None and type(a) is type(b) and repr(a) == repr(b)
+    return a is not None and a == a and type(a) is type(b) and repr(a) == repr(b)

@@ -83,6 +83,7 @@ def test_a_checked_render_reads_as_pyyaml_reads_it(template: tuple[str, dict[str
     ("  a: {{ v }}\n", {"v": "1:20"}),
     ("  a: {{ v }}\n", {"v": "1e3"}),
     ("  a: {{ v }}\n", {"v": "0777"}),
+    ("  .NaN: 1\n  {{ v }}: 2\n", {"v": ".NaN"}),
     ("  a: 0777\n  b: {{ v }}\n", {"v": "x"}),
     ("  {{ v }}: 1\n", {"v": "~"}),
     ("  {{ v }}: 1\n", {"v": "a\n"}),
