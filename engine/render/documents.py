@@ -46,12 +46,13 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def parse_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]:
+def parse_objects(text: str, file: str, budget: Budget, *, checked: bool = False) -> list[dict[str, Any]]:
     """The objects of a rendered stream; RenderError names `file`, the document and the line.
 
-    Most streams take the fast path (`fastyaml`); the rest, and every stream with a problem, PyYAML.
+    Most streams take the fast path (`fastyaml`; `checked`: its plain scalars are known to read alike); the rest,
+    and every stream with a problem, PyYAML.
     """
-    fast = fastyaml.parse(text)
+    fast = fastyaml.parse(text, checked=checked)
     if fast is not None and not any(_object_problem(document) for document in fast):
         return fast
     return pyyaml_objects(text, file, budget)

@@ -40,17 +40,18 @@ _EXPONENTS = (re.compile(r"e[+-]?[0-9]"), re.compile(r"E[+-]?[0-9]"))  # 1e3, 1.
 _NUMBER_CHARS = frozenset("0123456789_.")
 
 
-def _left_to_pyyaml(text: str) -> bool:
+def _left_to_pyyaml(text: str, checked: bool = False) -> bool:
     """Whether `text` uses a YAML feature, or spells a number with a leading zero, that the fast path leaves to
     PyYAML (document markers with content on their line are found by `_documents`, exponents by
-    `_spells_exponent`). The cheapest tests go first: looking for one character is far faster than for two."""
+    `_spells_exponent`; `checked`: its plain scalars are known to read alike, leading zeros too). The cheapest
+    tests go first: looking for one character is far faster than for two."""
     if ("<" in text and "<<" in text) or "\ufeff" in text or text.startswith(("%", "...")):
         return True  # a merge key, a byte order mark, a directive or end marker on the first line
     if ("%" in text and "\n%" in text) or ("." in text and _DOCUMENT_END.search(text)):
         return True  # a directive, a document end marker
     if any(c in text for c in "!&*?") and _FEATURES.search(text):
         return True
-    return any(_starts_token(text, m.start()) for m in _LEADING_ZERO.finditer(text))
+    return not checked and any(_starts_token(text, m.start()) for m in _LEADING_ZERO.finditer(text))
 
 
 def _spells_exponent(text: str) -> bool:
@@ -109,9 +110,12 @@ def _next_marker(text: str, start: int) -> int:
     return -1 if found == -1 else found + 1
 
 
-def parse(text: str) -> list[dict[str, Any]] | None:
-    """The non-empty documents of `text`, each a mapping; None when PyYAML must parse it (see the module)."""
-    chunks = None if _left_to_pyyaml(text) else _documents(text)
+def parse(text: str, *, checked: bool = False) -> list[dict[str, Any]] | None:
+    """The non-empty documents of `text`, each a mapping; None when PyYAML must parse it (see the module).
+
+    `checked`: every plain scalar of `text` is known to read alike (`plainscalars`, as the template rendered), so
+    the result needs no walk, nor the text a look for leading zeros and exponents."""
+    chunks = None if _left_to_pyyaml(text, checked) else _documents(text)
     if chunks is None:
         return None
     documents, floats = [], False
@@ -124,6 +128,9 @@ def parse(text: str) -> list[dict[str, Any]] | None:
             continue
         if not isinstance(document, dict):
             return None
+        if checked:
+            documents.append(document)
+            continue
         read = _read_alike(document)
         if read is _DIFFERS:
             return None
@@ -169,7 +176,9 @@ def _key_alike(key: Any) -> bool:
     kind = type(key)
     if kind is str:
         return key in _PLAIN_ALIKE or _string_alike(key)
-    return kind is int or kind is float or kind is bool  # a null key may have been left empty
+    # a null key may have been left empty; NaN keys never equal each other, so yaml-rs takes two of them, where
+    # PyYAML (whose NaN is one object) refuses the second as a duplicate
+    return kind is int or kind is bool or (kind is float and key == key)
 
 
 # Strings seen to read alike, so a string that comes back render after render (keys, names, labels) is checked

@@ -8,8 +8,9 @@ and items without arguments. Anything else goes to the filter.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 from jinja2.filters import FILTERS as DEFAULT_FILTERS
 from jinja2.filters import do_dictsort, do_lower, do_replace, do_sort, do_trim, do_upper
@@ -20,6 +21,7 @@ from markupsafe import soft_str
 from engine.render.filters import FILTERS
 from engine.render.guards import check_filter, filter_is_checked, filter_measures_only
 from engine.render.limits import Budget
+from engine.render.values import Values
 
 __all__ = ["GUARDED_FILTERS"]
 
@@ -46,6 +48,8 @@ def guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
             else:
                 budget.charge()
             if on_string is not None and not args and not kwargs:
+                if on_string is _SAME:
+                    return value
                 text = on_string(value)
                 if len(text) > budget.limits.max_output:
                     budget.check_text(len(text))
@@ -93,14 +97,21 @@ def _guarded_replace() -> Callable[..., Any]:
     return guarded
 
 
-def _plain_string(value: str) -> str:
+def _same(value: str) -> str:
     return value
 
 
+_SAME = _same  # a filter that gives a plain string back as it is (`string`, of a string)
 def _dictsort(value: Any) -> list[tuple[str, Any]] | None:
-    """`dictsort` of a mapping whose keys are all strings; None for anything else."""
-    if not isinstance(value, Mapping):
-        return None
+    """`dictsort` of a mapping whose keys are all strings; None for anything else (a parameter's, sorted once per
+    render: a template often sorts the same one in several places, or in a loop)."""
+    if type(value) is Values:
+        found = value.derived(_sorted_items)
+        return None if found is None else list(found)
+    return _sorted_items(value) if isinstance(value, Mapping) else None
+
+
+def _sorted_items(value: Mapping[Any, Any]) -> list[tuple[str, Any]] | None:
     items = [(key, value[key]) for key in value]  # what `value.items()` yields, without its generator
     return _by_lowered(items, [key for key, _ in items])
 
@@ -113,10 +124,10 @@ def _sort(value: Any) -> list[str] | None:
 def _by_lowered(items: list[Any], keys: list[Any]) -> list[Any] | None:
     """`items` sorted by their `keys` in lower case, ties kept in order (as Jinja2 sorts); None unless every key is
     a string."""
-    lowered = [key.lower() if type(key) is str else None for key in keys]
-    if None in lowered:
+    if not all(type(key) is str for key in keys):
         return None
-    return [items[at] for at in sorted(range(len(items)), key=cast(list[str], lowered).__getitem__)]
+    lowered = list(map(str.lower, keys))
+    return list(map(items.__getitem__, sorted(range(len(items)), key=lowered.__getitem__)))
 
 
 # Filters whose work on a plain string, with no arguments, is one native call (Jinja2's `string` and `trim`
@@ -124,9 +135,9 @@ def _by_lowered(items: list[Any], keys: list[Any]) -> list[Any] | None:
 _ON_PLAIN_STRINGS: Mapping[Callable[..., Any], Callable[[str], str]] = {
     do_upper: str.upper,
     do_lower: str.lower,
-    soft_str: _plain_string,
+    soft_str: _SAME,
     do_trim: str.strip,
-    FILTERS["quote"]: FILTERS["quote"],
+    FILTERS["quote"]: json.encoder.encode_basestring,  # what `quote` does with a string
 }
 # Filters with a shortcut for some values, given no arguments (None: it does not apply).
 _WITHOUT_ARGUMENTS: Mapping[Callable[..., Any], Callable[[Any], Any]] = {do_dictsort: _dictsort, do_sort: _sort}

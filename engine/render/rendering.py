@@ -163,9 +163,9 @@ def _render_task(
 def _render_objects(
     env: KplanEnvironment, pkg: Package, file: str, ctx: RenderContext, variables: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    text = _render_text(env, file, variables)
+    text, checked = _render_checked(env, file, variables)
     try:
-        objects = parse_objects(text, file, env.budget)
+        objects = parse_objects(text, file, env.budget, checked=checked)
         return [
             stamp(
                 obj,
@@ -183,7 +183,14 @@ def _render_objects(
 
 
 def _render_text(env: KplanEnvironment, file: str, variables: Mapping[str, Any]) -> str:
+    return _render_checked(env, file, variables)[0]
+
+
+def _render_checked(env: KplanEnvironment, file: str, variables: Mapping[str, Any]) -> tuple[str, bool]:
+    """The template's output, and whether its plain scalars were all found to read alike as it was rendered
+    (`plainscalars`)."""
     env.budget.restart()
+    env.start_output()
     try:
         cycle = env.include_cycle(file)
         if cycle is not None:
@@ -199,7 +206,7 @@ def _render_text(env: KplanEnvironment, file: str, variables: Mapping[str, Any])
                 keep(chunk)
         except Exception:
             env.handle_exception()  # raises it again, its frames pointing into the template
-        return "".join(chunks)
+        return "".join(chunks), env.scalars_checked(template)
     except Exception as exc:
         raise as_render_error(exc, file) from exc
 

@@ -9,12 +9,13 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.environment import Template
 from jinja2.loaders import FunctionLoader
 from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import missing
 
-from engine.render import gofuncs, kudoshape
+from engine.render import gofuncs, kudoshape, plainscalars
 from engine.render.cache import CompiledTemplates
 from engine.render.guardedfilters import GUARDED_FILTERS
 from engine.render.guards import check_binop, check_format, check_method
@@ -51,11 +52,39 @@ class KplanUndefined(StrictUndefined):
 
 class KplanCodeGenerator(CodeGenerator):
     """Compiles loops and `~` so that they go through the environment's budget: the iterable of
-    every `{% for %}` loop is compiled as `environment.iterate(<iterable>)`."""
+    every `{% for %}` loop is compiled as `environment.iterate(<iterable>)`.
+
+    It also checks the plain scalars of the template's output (`plainscalars`): its constant text here, each
+    `{{ }}` value as it is output (`environment.checked_text[slot]`, by where it stands).
+    The module it writes says in `PLAIN_SCALARS_CHECKED` whether that covers all the output; it does not when the
+    template yields output any other way (includes, blocks, extends, call and filter blocks, recursive loops).
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._loop_iterables: set[int] = set()
+        self._checked = True  # whether every output is checked so far
+
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        super().visit_Template(node, frame)
+        self.writeline(f"{CHECKED_NAME} = {self._checked!r}")
+
+    def start_write(self, frame: Frame, node: nodes.Node | None = None) -> None:
+        if frame.buffer is None:
+            self._checked = False  # a call block, filter block or recursive loop yields output unchecked
+        super().start_write(frame, node)
+
+    def visit_Block(self, node: nodes.Block, frame: Frame) -> None:
+        self._checked = False
+        super().visit_Block(node, frame)
+
+    def visit_Extends(self, node: nodes.Extends, frame: Frame) -> None:
+        self._checked = False
+        super().visit_Extends(node, frame)
+
+    def visit_Include(self, node: nodes.Include, frame: Frame) -> None:
+        self._checked = False
+        super().visit_Include(node, frame)
 
     def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
         if id(node) not in self._loop_iterables:
@@ -74,26 +103,31 @@ class KplanCodeGenerator(CodeGenerator):
         them joined, up to `_JOINED` pieces at a time (each value is within the size limit already, so a chunk
         stays within `_JOINED` times it)."""
         if frame.buffer is not None or (frame.require_output_check and self.has_known_extends):
+            self._checked = self._checked and frame.buffer is not None  # buffered output is output as a value
             super().visit_Output(node, frame)
             return
         if frame.require_output_check:
             self.writeline("if parent_template is None:")
             self.indent()
         pieces = _output_pieces(self, node, frame)
+        constants = [piece if isinstance(piece, str) else None for piece in pieces]
+        self._checked = self._checked and plainscalars.constants_alike(constants)
         for at in range(0, len(pieces), _JOINED):
             group = pieces[at:at + _JOINED]
             joined = len(group) > 1
             if joined:
                 self.writeline("yield ''.join((")
                 self.indent()
-            for piece in group:  # each on its own line, which maps back to its template line
+            for offset, piece in enumerate(group):  # each on its own line, which maps back to its template line
                 if isinstance(piece, str):
                     self.writeline(("" if joined else "yield ") + repr(piece))
                 else:
                     self.writeline("" if joined else "yield ", piece)
+                    self._output_checked_pre(pieces, at + offset, frame)
                     self._output_child_pre(piece, frame, self._make_finalize())
                     self.visit(piece, frame)
                     self._output_child_post(piece, frame, self._make_finalize())
+                    self._output_checked_post(frame)
                 if joined:
                     self.write(",")
             if joined:
@@ -101,6 +135,19 @@ class KplanCodeGenerator(CodeGenerator):
                 self.writeline("))")
         if frame.require_output_check:
             self.outdent()
+
+    def _output_checked_pre(self, pieces: list[str | nodes.Expr], at: int, frame: Frame) -> None:
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            self._checked = False
+            return
+        before, after = pieces[at - 1] if at > 0 else None, pieces[at + 1] if at + 1 < len(pieces) else None
+        where = plainscalars.slot(before if isinstance(before, str) else None,
+                                  after if isinstance(after, str) else None)
+        self.write(f"environment.checked_text[{where!r}](")
+
+    def _output_checked_post(self, frame: Frame) -> None:
+        if not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape):
+            self.write(")")
 
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
@@ -123,6 +170,7 @@ class KplanCodeGenerator(CodeGenerator):
 
 
 _JOINED = 8  # pieces of output joined into one chunk
+CHECKED_NAME = "PLAIN_SCALARS_CHECKED"  # the compiled module's global: whether its output's scalars are checked
 
 
 def _output_pieces(generator: CodeGenerator, node: nodes.Output, frame: Frame) -> list[str | nodes.Expr]:
@@ -143,6 +191,7 @@ def _output_pieces(generator: CodeGenerator, node: nodes.Output, frame: Frame) -
         else:
             pieces.append(const)
     return pieces
+
 
 
 class KplanEnvironment(ImmutableSandboxedEnvironment):
@@ -179,11 +228,39 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
         )
         # `str(finalize_output(value))`, for a `{{ }}` value where autoescape is off
         self.finalize_text: Callable[[Any], str] = self.budget.output_text
+        # a `{{ }}` value's text, its plain scalars checked, by where it stands (`plainscalars.slot`)
+        self.checked_text = {where: self._text_checker(where) for where in plainscalars.SLOTS}
+        self.scalars_unsure = False  # whether a value output since `start_output` was not found alike
         self.filters = dict(GUARDED_FILTERS)
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
         self.globals.update(_SHARED_GLOBALS)
+
+    def start_output(self) -> None:
+        """Begin a render's checks of the scalars of its output."""
+        self.scalars_unsure = False
+
+    def scalars_checked(self, template: Template) -> bool:
+        """Whether every plain scalar of `template`'s output since `start_output` was found to read alike in
+        yaml-rs and PyYAML (`plainscalars`)."""
+        return not self.scalars_unsure and template.root_render_func.__globals__.get(CHECKED_NAME) is True
+
+    def _text_checker(self, where: str) -> Callable[[str], str]:
+        seen = _ALIKE_TEXTS[where]
+        keep = seen.add
+
+        def checked(text: str) -> str:
+            if text not in seen:
+                if plainscalars.slot_alike(text, where):
+                    if len(seen) >= _ALIKE_TEXTS_SIZE:
+                        seen.clear()
+                    keep(text)
+                else:
+                    self.scalars_unsure = True
+            return text
+
+        return checked
 
     def include_cycle(self, name: str) -> Cycle | None:
         """A cycle of includes (imports, extends) that rendering the template `name` would run into."""
@@ -310,6 +387,11 @@ def _capped_range(budget: Budget) -> Callable[..., range]:
 
     return capped_range
 
+
+# Output texts found alike, by their bounds, so a text that comes back render after render is checked once (shared:
+# a text is added only once checked, and a lost race only checks it again).
+_ALIKE_TEXTS: dict[str, set[str]] = {where: set() for where in plainscalars.SLOTS}
+_ALIKE_TEXTS_SIZE = 16384
 
 # Built once: every environment serves the same read-only globals.
 _SHARED_GLOBALS: Mapping[str, Any] = {

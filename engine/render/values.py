@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 __all__ = ["Values", "plain", "wrap"]
+
+T = TypeVar("T")
 
 
 class Values(Mapping[str, Any]):
@@ -16,12 +18,22 @@ class Values(Mapping[str, Any]):
     building the context costs nothing for the parameters a template does not read.
     """
 
-    __slots__ = ("_data", "_read", "label")
+    __slots__ = ("_data", "_derived", "_read", "label")
 
     def __init__(self, label: str, data: Mapping[str, Any]) -> None:
         self.label = label
         self._data = dict(data)
         self._read: dict[str, Any] = {}  # key -> its value wrapped, once read
+        self._derived: dict[Callable[[Values], Any], Any] = {}  # a function of the mapping -> what it gave
+
+    def derived(self, compute: Callable[[Values], T]) -> T:
+        """`compute(self)`, computed once: a Values never changes, so neither does what a pure function makes of
+        it (the caller must not change what it gets, or must copy it)."""
+        try:
+            found: T = self._derived[compute]
+        except KeyError:
+            found = self._derived[compute] = compute(self)
+        return found
 
     def __getitem__(self, key: str) -> Any:
         try:

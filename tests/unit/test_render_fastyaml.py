@@ -108,6 +108,7 @@ def test_a_plain_manifest_takes_the_fast_path() -> None:
     "data: {a: &x b, c: *x}", "data:\n  : x", "data:\n  ? a\n  : b", "data: {[a]: b}", "data: {a: 1, a: 2}",
     "data: {a: =}", "spec: !custom {}", "data: {a: b}\n...", "--- {a: b}", "data: {a: -0777}", "data: [1.5E+3]",
     "data: {1e3: b}", "data: {a: 1.5, b: '1e3'}", "data: {a: '1.5', b: 1.0e3}", "data: {a: [x, -.5e-3]}",
+    "data: {.NaN: 1, .nan: 2}",
 ])
 def test_what_the_two_could_read_apart_is_left_to_pyyaml(tail: str) -> None:
     assert fastyaml.parse(HEAD + tail + "\n") is None

@@ -1,7 +1,7 @@
 """The guarded filters' shortcuts give what the filters themselves give: generated strings, mappings and lists
 through `upper`, `lower`, `string`, `trim`, `quote`, `replace`, `dictsort` and `sort` in the sandbox, against
-the same filters in a plain Jinja2 environment, with and without arguments and autoescape; and the size limit
-still stops a shortcut's result."""
+the same filters in a plain Jinja2 environment, with and without arguments and autoescape (a parameter sorted
+again gives an equal, new list); and the size limit still stops a shortcut's result."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ TEMPLATES = [
 SORTING = [
     "{{ v | dictsort }}", "{{ v | dictsort(true) }}", "{{ v | dictsort(reverse=true) }}",
     "{{ v | dictsort(by='value') }}",
+    "{{ v | dictsort }}{{ v | dictsort }}{{ (v | dictsort) is sameas (v | dictsort) }}",  # a parameter's, sorted once
     "{{ v | list | sort }}", "{{ v | list | sort(true) }}", "{{ v | list | sort(reverse=true) }}",
 ]
 
