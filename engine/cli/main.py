@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from engine import __version__
+from engine.cli import leannetworkx
 from engine.errors import KplanError
 
 # Command -> the module under engine.cli that registers it, in the order `kplan --help` lists them.
@@ -95,7 +96,9 @@ def entry() -> NoReturn:
     The cyclic garbage collector is off while the command's modules load (`loaded`): they make some 90,000
     objects that live as long as the process and hardly any garbage, and collections walked them again and
     again (4 % of the instructions of `kplan run`'s imports, ~10 % of their CPU time). Then they are frozen out
-    of every later collection, and collecting goes on as usual: the pattern `gc.freeze` documents."""
+    of every later collection, and collecting goes on as usual: the pattern `gc.freeze` documents. networkx is
+    imported without the algorithms kplan does not use (engine.cli.leannetworkx)."""
+    leannetworkx.install()
     gc.disable()
     try:
         code = main(loaded=freeze_start_up)
