@@ -47,7 +47,7 @@ class Driver:
         self._runner = Runner(kube, self._caches, emit=emit, driver=CLI)
         self._driven = frozenset({key(namespace, name)})  # replaced, never changed: handlers read it from other threads
         self._wake = threading.Event()
-        self._caches.add_handler(self._changed)
+        self._caches.add_reader(self._changed)
         self._warming: threading.Thread | None = None
         self._warm_error: BaseException | None = None
         self.latest: Json | None = None  # the Instance as the last pass left it
@@ -167,8 +167,10 @@ class Driver:
                 self._driven = self._driven | {child_key}
                 self._wake.set()
 
-    def _changed(self, _change: str, obj: dict[str, Any]) -> None:
-        """A cache handler (on an informer's thread): wake the loop for a change that concerns a driven Instance."""
+    def _changed(self, _change: str, obj: dict[str, Any], _listed: bool) -> None:
+        """A cache reader (on an informer's thread; `obj` is the cached object itself, only read): wake the loop for
+        a change that concerns a driven Instance. A reader, not a handler: a handler gets a deep copy of every
+        object each cache lists or is told of, cluster-wide, and this reads three fields of it."""
         if concerned(obj) & self._driven or is_kplan(obj, "OperatorVersion"):
             self._wake.set()
 

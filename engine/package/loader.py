@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 from engine.errors import PackageInvalid, Problem
@@ -9,6 +10,14 @@ from engine.model import Package
 from engine.package import dump, files, verify
 
 __all__ = ["from_files", "load", "load_with_warnings", "read_files", "to_files"]
+
+# Packages verified in this process, by their files' texts: `kplan run` verifies the folder it is given, then the
+# runner rebuilds the same files from the OperatorVersion it recorded; a manager reads each OperatorVersion anew.
+# A Package is a value, so one made from the same texts is the same package (the source names only where a
+# package that does not verify was read, and those are not kept).
+VERIFIED_KEPT = 32
+_verified: dict[tuple[tuple[str, str], ...], tuple[Package, tuple[Problem, ...]]] = {}
+_lock = threading.Lock()
 
 
 def read_files(source: str) -> dict[str, str]:
@@ -31,9 +40,18 @@ def from_files(files: Mapping[str, str], source: str = "<memory>") -> Package:
 
 
 def _checked(texts: Mapping[str, str], source: str) -> tuple[Package, tuple[Problem, ...]]:
+    key = tuple(sorted(texts.items()))
+    with _lock:
+        found = _verified.get(key)
+    if found is not None:
+        return found
     pkg, problems = verify.verify(texts, source)
     if pkg is None:
         raise PackageInvalid(problems)
+    with _lock:
+        if len(_verified) >= VERIFIED_KEPT:
+            del _verified[next(iter(_verified))]
+        _verified[key] = (pkg, tuple(problems))
     return pkg, tuple(problems)
 
 

@@ -116,3 +116,14 @@ def test_the_console_script_keeps_argparse_exit_codes() -> None:
     assert entry("", "--help").returncode == 0
     refused = entry("", "no-such-command")
     assert refused.returncode == 2 and "invalid choice: 'no-such-command'" in refused.stderr
+
+
+def test_the_console_script_collects_again_after_start_up_and_loads_networkx_lean() -> None:
+    code = ("import atexit, gc\n"
+            "atexit.register(lambda: print('collecting', gc.isenabled(), 'frozen', gc.get_freeze_count() > 10_000,\n"
+            "                              'dag', 'networkx.algorithms.dag' in sys.modules,\n"
+            "                              'centrality', 'networkx.algorithms.centrality' in sys.modules, flush=True))")
+    package = Path(__file__).parent.parent / "fixtures" / "packages" / "valid"
+    done = entry(code, "template", str(package))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "collecting True frozen True dag True centrality False"

@@ -211,3 +211,26 @@ def test_load_with_warnings_returns_the_warnings() -> None:
     pkg, warnings = loader.load_with_warnings(str(FIXTURES / "broken" / "unused-template"))
     assert pkg.name == "tiny"
     assert warnings == (Problem("templates/old.yaml", None, "", "is not used by any task", warning=True),)
+
+
+def test_the_same_texts_are_verified_once_and_give_the_same_package() -> None:
+    texts = loader.read_files(str(VALID))
+    first = loader.load(str(VALID))
+    assert loader.from_files(dict(texts), "OperatorVersion shop/valid-1.0.0") is first
+    changed = {**texts, "templates/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"}
+    other = loader.from_files(changed)
+    assert other is not first and "templates/extra.yaml" in other.files
+
+
+def test_a_package_that_does_not_verify_is_refused_every_time() -> None:
+    texts = {**loader.read_files(str(FIXTURES / "minimal")), "operator.yaml": "name: [\n"}
+    for _ in range(2):
+        with pytest.raises(PackageInvalid):
+            loader.from_files(texts)
+
+
+def test_verified_packages_kept_are_bounded() -> None:
+    texts = loader.read_files(str(FIXTURES / "minimal"))
+    made = [loader.from_files({**texts, "README.md": f"copy {i}"}) for i in range(loader.VERIFIED_KEPT + 1)]
+    assert loader.from_files({**texts, "README.md": "copy 0"}) is not made[0]  # the oldest was let go
+    assert loader.from_files({**texts, "README.md": f"copy {loader.VERIFIED_KEPT}"}) is made[-1]
