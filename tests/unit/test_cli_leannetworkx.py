@@ -12,7 +12,7 @@ from typing import Any
 
 from engine import graph
 from engine.package import loader
-from engine.planner.execute import dag_of
+from engine.planner.indexing import dag_of
 
 OPERATORS = Path(__file__).resolve().parents[2] / "operators"
 
@@ -24,7 +24,7 @@ leannetworkx.install()
 from pathlib import Path
 from engine import graph
 from engine.package import loader
-from engine.planner.execute import dag_of
+from engine.planner.indexing import dag_of
 answers = {}
 for folder in sorted(Path(sys.argv[1]).glob("*/operator.yaml")):
     pkg = loader.load(str(folder.parent))
