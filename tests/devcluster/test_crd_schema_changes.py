@@ -85,6 +85,9 @@ def test_a_default_the_schema_gained_fills_a_write_repeating_the_object(
     assert answer.body["spec"]["ports"] == [{"name": "http", "port": 80}]
 
 
+@pytest.mark.dev_only("it guards the dev API server's shortcut for unchanged parts; kube-apiserver, which has none, "
+                     "served v1beta1 with v1's schema for a while after the CRD changed in 2 of 3 full runs, and no "
+                     "probe of that moment was found to wait on")
 def test_a_write_through_another_version_is_checked_by_that_versions_schema(
         devcluster: Cluster, group: str, namespace: str) -> None:
     crd = widget_crd(group)
