@@ -24,6 +24,10 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
         f"{backend}.{scenario}_2.{figure}" for backend in ("dev", "real") for scenario in ("chain_of", "parallel")
         for figure in ("wall_seconds", "api_round_trips", "simulator_latency_ms_per_step",
                        "engine_overhead_per_step_excluding_simulator_ms", "api_requests_per_applied_object.apply")]),
+    "plan-thread": (["--backend", "dev", "--steps", "2", "--cluster", "thread"], [
+        f"dev.{scenario}_2.{figure}" for scenario in ("chain_of", "parallel")
+        for figure in ("wall_seconds", "simulator_latency_ms_per_step",
+                       "engine_overhead_per_step_excluding_simulator_ms")]),
     "render": (["--budget", "0.02", "--repeats", "1"], [
         f"render_template.{size}.renders_per_second_cached" for size in ("small", "large")] + [
         "render_plan.ml-workflow.deploy.renders_per_second_cached", "kplan_version_command_seconds_median",
