@@ -1,12 +1,12 @@
-"""JSON bodies on the wire: encoded and decoded by msgspec (in C), with the standard library's answer where they differ.
+"""JSON on the wire, by msgspec (in C), with the standard library's answer where the two differ.
 
-A request's body was json.dumps'ed by the official client and every answer and watch line json.loads'ed: both walk
-in Python and are most of the CPU of a request's and a watch event's client side that is kplan's to spend. msgspec
-writes compact UTF-8 JSON (the same document to the server) and reads what json.loads reads, except: it writes
-null for NaN and the infinities (json.dumps writes NaN, which the server refuses: such a body, or any with a null,
-is written by json.dumps as before); it refuses NaN, Infinity and lone surrogates when reading (read by json.loads,
-as before). Values that are not JSON's own (a generated model, a SecretStr) go through `fallback` first.
-"""
+Server-side apply bodies are encoded here (the official client sends a body given as bytes as it is; JSON bodies
+it encodes itself), and every answer and watch line is decoded here: a Python walk of json.loads was most of the
+CPU of a watch event's client side. msgspec writes compact UTF-8 JSON (the same document to the server) and reads
+what json.loads reads, except: it writes null for NaN and the infinities (json.dumps writes NaN, which the server
+refuses: such a body, or any with a null, is written by json.dumps); it refuses NaN, Infinity and lone surrogates
+when reading (read by json.loads). Values that are not JSON's own (a generated model, a SecretStr) go through
+`fallback` first."""
 
 from __future__ import annotations
 
