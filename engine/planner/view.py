@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
-
 from engine.render.documents import unshared
 
 __all__ = ["FINALIZER", "deleting", "generation", "given_parameters", "has_finalizer", "metadata", "name",
@@ -14,7 +12,6 @@ __all__ = ["FINALIZER", "deleting", "generation", "given_parameters", "has_final
 
 FINALIZER = "kplan.dev/cleanup"
 EMPTY: Mapping[str, Any] = {}
-COPIER = msgspec.msgpack.Encoder()
 Json = dict[str, Any]
 
 
@@ -31,13 +28,9 @@ def spec(instance: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def status(instance: Mapping[str, Any]) -> Json:
-    """A private deep copy of the recorded status, safe to change: plain data, copied through msgpack in C (every pass
-    copies the whole status of a long plan), or walked in Python when it holds something msgpack does not carry."""
-    recorded = dict(mapping(instance.get("status")))
-    try:
-        copied: Json = msgspec.msgpack.decode(COPIER.encode(recorded))
-    except (msgspec.MsgspecError, TypeError, OverflowError):
-        copied = unshared(recorded)
+    """A private deep copy of the recorded status, safe to change (plain data: every pass copies the whole status
+    of a long plan, `unshared` does it in C)."""
+    copied: Json = unshared(dict(mapping(instance.get("status"))))
     return copied
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
+import msgspec
 import yaml
 
 from engine.errors import RenderError
@@ -17,6 +18,9 @@ __all__ = ["parse_objects", "pyyaml_objects", "unshared"]
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_PACK = msgspec.msgpack.Encoder()
+_UNPACK = msgspec.msgpack.Decoder()
 
 
 class _Loader(Bounded, _BaseLoader):  # type: ignore[valid-type,misc]
@@ -93,11 +97,22 @@ def pyyaml_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]
 
 
 def unshared(value: Any) -> Any:
-    """A deep copy of plain data in which no two places share a dict or list (YAML aliases do share them)."""
+    """A deep copy of plain data in which no two places share a dict or list (YAML aliases do share them): through
+    MessagePack (msgspec, in C; a tuple inside becomes a list), or walked in Python for what it does not carry (an
+    integer beyond 64 bits). Rendered objects and recorded statuses are copied on every pass that reads them."""
+    if not isinstance(value, dict | list):
+        return value
+    try:
+        return _UNPACK.decode(_PACK.encode(value))
+    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
+        return _walked(value)
+
+
+def _walked(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: unshared(item) for key, item in value.items()}
+        return {key: _walked(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [unshared(item) for item in value]
+        return [_walked(item) for item in value]
     return value
 
 
