@@ -193,7 +193,6 @@ def _output_pieces(generator: CodeGenerator, node: nodes.Output, frame: Frame) -
     return pieces
 
 
-
 class KplanEnvironment(ImmutableSandboxedEnvironment):
     """An immutable sandbox with StrictUndefined, kplan's filters and a render budget.
 
