@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from devcluster.helpers import make_api_client, wait_for
+from devcluster.helpers import delete_namespace, make_api_client, wait_for
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 
@@ -109,7 +109,7 @@ def namespace(devcluster: Cluster) -> Iterator[str]:
         wait_for(devcluster, lambda: devcluster.request(
             "GET", f"/api/v1/namespaces/{name}/serviceaccounts/default")[0] == 200, 30)
     yield name
-    devcluster.request("DELETE", f"/api/v1/namespaces/{name}")
+    delete_namespace(devcluster, name)
 
 
 @pytest.fixture

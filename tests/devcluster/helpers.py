@@ -66,6 +66,21 @@ def wait_for(cluster: Cluster, predicate: Callable[[], T], timeout: float = 10.0
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
+def delete_namespace(cluster: Cluster, namespace: str) -> None:
+    """Delete a test's namespace, and let go of the kplan Instances the test left in it: their `kplan.dev/cleanup`
+    finalizer waits for a manager that has stopped, so they would hold the namespace Terminating for good (and a
+    real namespace controller retrying on it for the rest of the session)."""
+    cluster.request("DELETE", f"/api/v1/namespaces/{namespace}")
+    path = f"/apis/kplan.dev/v1alpha1/namespaces/{namespace}/instances"
+    code, body = cluster.request("GET", path)
+    if code != 200:  # kplan's CRDs are not installed in this cluster
+        return
+    for item in body["items"]:
+        if item["metadata"].get("finalizers"):
+            cluster.request("PATCH", f"{path}/{item['metadata']['name']}", body={"metadata": {"finalizers": None}},
+                            content_type="application/merge-patch+json")
+
+
 def create_crd(cluster: Cluster, crd: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
     """Create a CRD and return it once it is Established and its resource is served (a real API server takes a
     moment for both; the dev cluster does both at once)."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from devcluster.helpers import wait_for
+from devcluster.helpers import delete_namespace, wait_for
 
 from engine import crds
 from engine.controller import Manager, ManagerSettings
@@ -75,7 +75,7 @@ def sim_namespace(simcluster: Cluster) -> Iterator[str]:
     code, body = simcluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}})
     assert code == 201, body
     yield name
-    simcluster.request("DELETE", f"/api/v1/namespaces/{name}")
+    delete_namespace(simcluster, name)
 
 
 # --- what happened, in order ---------------------------------------------------------------
