@@ -304,8 +304,8 @@ def _serve_cluster(conn: Connection, nodes: Sequence[str], kubeconfig: str, back
         jobs = JobClock(served)
         started = cpu_seconds()
         conn.send(served.url)
-        while (asked := conn.recv()) != "stop":  # ("jobs", namespace): the spans of its Jobs
-            conn.send(jobs.spans(asked[1]))
+        while (asked := conn.recv()) != "stop":  # ("jobs", namespace): the spans of its Jobs; ("cpu",): its CPU
+            conn.send(jobs.spans(asked[1]) if asked[0] == "jobs" else cpu_seconds())
         serving = cpu_seconds() - started
         jobs.stop()
     # the real backend's etcd and control-plane binaries are this process's children (waited for by now)
@@ -330,6 +330,11 @@ class ClusterProcess:
         """(created, completed) on this machine's `time.perf_counter` clock of each completed Job of `namespace`."""
         self._conn.send(("jobs", namespace))
         return [tuple(span) for span in self._conn.recv()]
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the cluster's process so far."""
+        self._conn.send(("cpu",))
+        return float(self._conn.recv())
 
     def stop(self) -> dict[str, Any]:
         if not self._figures and self._process.is_alive():

@@ -9,19 +9,23 @@ to run the Jobs on the critical path; engine overhead per step = (wall - round t
 the time when neither a request of the manager was under way nor a Job was running, per step (a Job runs
 while the status write after its apply is under way: the two are not added); and the manager's API requests
 by verb per applied object. The manager's caches of ConfigMaps and Jobs are filled before the clock starts,
-as they would be in a running manager.
+as they would be in a running manager. With the cluster in a process of its own (the default), the CPU that
+process used from the create to COMPLETE, per step (on the real backend that is the simulators' process; the
+control plane's binaries are not in it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import tempfile
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,37 +51,48 @@ STEPS = 50  # steps of each package, unless --steps says otherwise
 WAIT = 300.0  # seconds a plan may take before the benchmark gives up
 
 
-def scenario(job_spans: Callable[[str], list[tuple[float, float]]], observer: Kube, kubeconfig: Path, strategy: str,
-             steps: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Served:
+    """The cluster a scenario runs against: its kubeconfig, the spans of a namespace's Jobs, and the CPU time of the
+    cluster's process so far (NaN when the cluster shares this process)."""
+
+    kubeconfig: Path
+    job_spans: Callable[[str], list[tuple[float, float]]]
+    cpu_seconds: Callable[[], float]
+
+
+def scenario(served: Served, observer: Kube, strategy: str, steps: int) -> dict[str, Any]:
     namespace = f"bench-{strategy}-{uuid.uuid4().hex[:6]}"
     observer.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     files = step_package(f"bench-{strategy}", steps, strategy)
     observer.create({"apiVersion": "kplan.dev/v1alpha1", "kind": "OperatorVersion",
                      "metadata": {"name": f"bench-{strategy}-0.1.0", "namespace": namespace},
                      "spec": {"operator": {"name": f"bench-{strategy}"}, "version": "0.1.0", "files": files}})
-    with manager_for(kubeconfig, namespace) as (manager, kube, timed):
+    with manager_for(served.kubeconfig, namespace) as (manager, kube, timed):
         manager.caches.ensure("v1", "ConfigMap")
         manager.caches.ensure("batch/v1", "Job")
         before, spans_before = Counter(kube.requests), len(timed.spans)
+        cluster_cpu = served.cpu_seconds()
         start = time.perf_counter()
         observer.create({"apiVersion": INSTANCE[0], "kind": INSTANCE[1],
                          "metadata": {"name": "b", "namespace": namespace},
                          "spec": {"operatorVersion": {"name": f"bench-{strategy}-0.1.0"}}})
         observer.wait_for(*INSTANCE, "b", namespace, deploy_complete, WAIT, condition="deploy COMPLETE")
         end = time.perf_counter()
+        cluster_cpu = served.cpu_seconds() - cluster_cpu
         wall = end - start
         request_spans = timed.spans[spans_before:]
         round_trips, calls = sum(finish - begin for begin, finish in request_spans), len(request_spans)
         requests = Counter(kube.requests)
         requests.subtract(before)
-    spans = job_spans(namespace)
+    spans = served.job_spans(namespace)
     latencies = [finish - begin for begin, finish in spans]
     simulator = sum(latencies) if strategy == "serial" else max(latencies)
     # A Job runs in the simulator while the manager's status write is under way: time that either covers is not
     # the engine's, counted once.
     outside = wall - covered([*request_spans, *spans], start, end)
     objects = 2 * steps
-    return {
+    figures = {
         "steps": steps,
         "applied_objects": objects,
         "wall_seconds": round(wall, 3),
@@ -91,20 +106,22 @@ def scenario(job_spans: Callable[[str], list[tuple[float, float]]], observer: Ku
         "api_requests_per_applied_object": per_unit(requests, objects),
         "reconciles": manager.metrics.reconciles,
     }
+    if cluster_cpu == cluster_cpu:  # not NaN: the cluster runs in a process of its own
+        figures["cluster_process_cpu_ms_per_step"] = round(cluster_cpu / steps * 1000, 2)
+    return figures
 
 
 @contextmanager
-def served_cluster(backend: str, where: str) -> Iterator[tuple[Path, Callable[[str], list[tuple[float, float]]]]]:
-    """The cluster's kubeconfig and the spans of a namespace's Jobs, the cluster in its own process or on threads of
-    this one."""
+def served_cluster(backend: str, where: str) -> Iterator[Served]:
+    """The cluster, in its own process or on threads of this one."""
     if where == "process":
-        with cluster_process(backend=backend) as served:
-            yield served.kubeconfig, served.job_spans
+        with cluster_process(backend=backend) as process:
+            yield Served(process.kubeconfig, process.job_spans, process.cpu_seconds)
         return
     with cluster(backend) as served, tempfile.TemporaryDirectory() as folder:
         jobs = JobClock(served)
         try:
-            yield served.write_kubeconfig(Path(folder) / "config"), jobs.spans
+            yield Served(served.write_kubeconfig(Path(folder) / "config"), jobs.spans, lambda: math.nan)
         finally:
             jobs.stop()
 
@@ -119,11 +136,11 @@ def main() -> None:
     args = parser.parse_args()
     figures: dict[str, Any] = {"benchmark": "plan", "cluster": args.cluster, **machine()}
     for backend in chosen_backends(args.backend):
-        with served_cluster(backend, args.cluster) as (kubeconfig, job_spans), connect(str(kubeconfig)) as observer:
+        with served_cluster(backend, args.cluster) as served, connect(str(served.kubeconfig)) as observer:
             install_crds(observer)
             figures[backend] = {
-                f"chain_of_{args.steps}": scenario(job_spans, observer, kubeconfig, "serial", args.steps),
-                f"parallel_{args.steps}": scenario(job_spans, observer, kubeconfig, "parallel", args.steps)}
+                f"chain_of_{args.steps}": scenario(served, observer, "serial", args.steps),
+                f"parallel_{args.steps}": scenario(served, observer, "parallel", args.steps)}
     print(json.dumps(figures, indent=2))
 
 

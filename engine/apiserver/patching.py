@@ -75,9 +75,9 @@ def patch_(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
         if not isinstance(new, dict):
             raise bad_request("the patched object is not a JSON object")
         check_type(rt, new)
-        decode(api, rt, new, opts, old)
+        decoded = decode(api, rt, new, opts, old)
         check_identity(target, new)
-        code, obj = commit_update(api, target, old, new, opts)
+        code, obj = commit_update(api, target, old, new, opts, decoded=decoded)
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
 
 

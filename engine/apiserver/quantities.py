@@ -29,7 +29,8 @@ def canonicalise(view: SchemaView, group: str, obj: Any, unchanged: Unchanged = 
     """Rewrite every quantity of a built-in object in place; a malformed one raises QuantityError. Parts
     `unchanged` from a stored object are canonical already."""
     holders = _quantity_holders(view.definitions)
-    _walk(view, holders, view.root, obj, group in ROUNDING_GROUPS, unchanged)
+    if _reaches(holders, view.root):  # else the kind holds no quantity (an Event, a ConfigMap): nothing to walk
+        _walk(view, holders, view.root, obj, group in ROUNDING_GROUPS, unchanged)
 
 
 def _ref(node: Schema) -> str:

@@ -4,6 +4,11 @@ A stored object passed every check of its own write and is never changed once co
 body repeats it exactly (same JSON types too: `1`, `1.0` and `true` are told apart) the type checks, pruning,
 canonical quantities, omitempty and the field-set diff of managedFields find nothing there; they look only at
 what differs. Python's `==` is the fast test (C speed), marshal's bytes the strict one.
+
+A list item counts wherever the stored list holds an identical item, not only at its own index: every item of a
+list is checked by the one schema of its items, so an item that passed at one index passes at any (the checks of
+the list as a whole, such as its length and unique keys, still run, as the list itself differs). An entry
+inserted into a sorted list thus leaves the items after it unchanged.
 """
 
 from __future__ import annotations
@@ -29,27 +34,85 @@ def identical(a: Any, b: Any) -> bool:
 
 
 class Unchanged:
-    """The outermost maps and lists of `new` identical to the stored object's at the same place."""
+    """The outermost maps and lists of `new` identical to the stored object's at the same place (a list's items:
+    to an item of the stored list). `known`: what an earlier walk of this write found against the very same stored
+    object (`old`); its nodes are taken again where they still equal their stored counterpart, without the strict
+    test (a write changes nothing it found unchanged: checks and defaults skip those parts)."""
 
-    def __init__(self, new: Any, old: Any) -> None:
+    def __init__(self, new: Any, old: Any, known: Unchanged | None = None) -> None:
+        self.old = old  # what the nodes were compared with
         self._nodes: dict[int, Any] = {}  # id → the node itself (kept alive, so an id is never reused)
+        self._stored: dict[int, Any] = {}  # id of a node → its stored counterpart
+        self._known = known if known is not None and known.old is old and known._nodes else None
         if old is not None:
             self._match(new, old)
+        self._known = None
 
     def __contains__(self, value: object) -> bool:
         return self._nodes.get(id(value)) is value
 
+    def _take(self, new: Any, old: Any) -> None:
+        self._nodes[id(new)] = new
+        self._stored[id(new)] = old
+
+    def _found_before(self, new: Any, old: Any) -> bool:
+        known = self._known
+        return known is not None and new in known and known._stored[id(new)] is old and new == old
+
     def _match(self, new: Any, old: Any) -> None:
-        if identical(new, old):
-            self._nodes[id(new)] = new
+        if self._found_before(new, old) or identical(new, old):
+            self._take(new, old)
         elif isinstance(new, dict) and isinstance(old, dict):
             for key, value in new.items():
                 if isinstance(value, dict | list) and key in old:
                     self._match(value, old[key])
         elif isinstance(new, list) and isinstance(old, list):
-            for value, before in zip(new, old, strict=False):
-                if isinstance(value, dict | list):
-                    self._match(value, before)
+            self._match_items(new, old)
+
+    def _match_items(self, new: list[Any], old: list[Any]) -> None:
+        """Items identical to the stored one at their index, else to one elsewhere in the stored list."""
+        astray: list[tuple[Any, Any]] = []  # (item, the stored item at its index or None)
+        free = old[len(new):]  # stored items not matched where they are
+        for i, value in enumerate(new):
+            before = old[i] if i < len(old) else None
+            if not isinstance(value, dict | list):
+                if before is not None:
+                    free.append(before)
+            elif before is not None and (self._found_before(value, before) or identical(value, before)):
+                self._take(value, before)
+            else:
+                astray.append((value, before))
+                if before is not None:
+                    free.append(before)
+        if astray:
+            self._match_astray(astray, free)
+
+    def _match_astray(self, astray: list[tuple[Any, Any]], free: list[Any]) -> None:
+        stored = {id(item): item for item in free if isinstance(item, dict | list)}
+        by_bytes: dict[bytes, Any] | None = None  # the other stored items by their bytes, made when first needed
+        for value, before in astray:
+            known = self._known
+            if known is not None and value in known and stored.get(id(counterpart := known._stored[id(value)])) \
+                    is counterpart and value == counterpart:
+                self._take(value, counterpart)
+                continue
+            if by_bytes is None:
+                by_bytes = {b: item for item in stored.values() if (b := _strict_bytes(item)) is not None}
+            match = by_bytes.get(_strict_bytes(value) or b"")
+            if match is not None:
+                self._take(value, match)
+            elif before is not None:
+                self._match(value, before)
+
+
+def _strict_bytes(value: Any) -> bytes | None:
+    """A JSON map or list's bytes, equal only for equal values of equal types (None for scalars and non-JSON)."""
+    if not isinstance(value, dict | list):
+        return None
+    try:
+        return marshal.dumps(value, _MARSHAL_VERSION)
+    except ValueError:
+        return None
 
 
 NOTHING = Unchanged(None, None)

@@ -122,13 +122,15 @@ def schema_view(api: Api, rt: ResourceType) -> structural.SchemaView | None:
     return structural.SchemaView(definitions[name], definitions, False) if name else None
 
 
-def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions, stored: JsonDict | None = None) -> None:
+def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions,
+           stored: JsonDict | None = None) -> Unchanged:
     """Type errors (400; for custom resources only in metadata, the rest is validated later), then drop unknown
     fields: Warn adds warnings, Strict fails (400). Parts identical to the `stored` object (as the store holds it)
-    passed these checks when it was written (`unchanged_parts`), and are not walked again."""
+    passed these checks when it was written (`unchanged_parts`), and are not walked again; returns those parts,
+    which the commit of this write may start from."""
     view = schema_view(api, rt)
     if view is None:
-        return
+        return NOTHING
     unchanged = unchanged_parts(api, rt, obj, stored)
     checked = view.custom or bodycheck.has_mismatch(view, obj, unchanged)  # else the walk finds nothing
     mismatches = structural.type_mismatches(metadata_only(view) if view.custom else view, obj, unchanged) \
@@ -146,15 +148,18 @@ def decode(api: Api, rt: ResourceType, obj: JsonDict, opts: WriteOptions, stored
                           f"strict decoding error: {listed}")
     if opts.validation == "Warn":
         opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
+    return unchanged
 
 
-def unchanged_parts(api: Api, rt: ResourceType, new: JsonDict, stored: JsonDict | None) -> Unchanged:
+def unchanged_parts(api: Api, rt: ResourceType, new: JsonDict, stored: JsonDict | None,
+                    known: Unchanged = NOTHING) -> Unchanged:
     """The parts of `new` identical to the `stored` object (as the store holds it), which the schema walks of this
     write need not visit: a built-in object passed its kind's walks when it was written; a custom resource only
-    counts when it was written through this very schema (`CheckedObjects`)."""
+    counts when it was written through this very schema (`CheckedObjects`). `known`: what the decoding of this
+    write found (used when it was compared with the same stored object)."""
     if stored is None or (rt.custom is not None and not api.checked.passed(stored, rt.custom.schema)):
         return NOTHING
-    return Unchanged(new, served_form(rt, stored))
+    return Unchanged(new, served_form(rt, stored), known)
 
 
 def _record_checked(api: Api, rt: ResourceType, stored: JsonDict) -> None:
@@ -382,14 +387,14 @@ def update(api: Api, target: Target, req: ApiRequest) -> ApiResponse:
     if target.subresource == "scale":
         return scale_write(api, target, opts, lambda _live: body)
     check_type(rt, body)
-    decode(api, rt, body, opts, api.store.get(rt.key, target.namespace, target.name))
+    decoded = decode(api, rt, body, opts, api.store.get(rt.key, target.namespace, target.name))
     check_identity(target, body)
     with api.store.lock:
         old = existing(api, target)
         if not rv_of(body) and rt.is_custom and not target.subresource:
             raise invalid(rt, target.name, [FieldError(ErrorType.INVALID, "metadata.resourceVersion", 0,
                                                        "must be specified for an update")], kind=rt.plural)
-        code, obj = commit_update(api, target, old, body, opts)
+        code, obj = commit_update(api, target, old, body, opts, decoded=decoded)
     return ApiResponse(code, served_form(rt, obj), warnings=opts.warnings)
 
 
@@ -416,8 +421,9 @@ def carry_system_meta(rt: ResourceType, new: JsonDict, old: JsonDict) -> None:
 
 
 def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: WriteOptions, *,
-                  tracked: bool = False) -> tuple[int, JsonDict]:
-    """The shared tail of PUT, PATCH and apply on an existing object; `tracked`: managedFields already done."""
+                  tracked: bool = False, decoded: Unchanged = NOTHING) -> tuple[int, JsonDict]:
+    """The shared tail of PUT, PATCH and apply on an existing object; `tracked`: managedFields already done;
+    `decoded`: the unchanged parts the decoding of `new` found."""
     rt, sub = target.rt, target.subresource
     if eventsv1.is_events_v1(rt):  # written in the request's form, stored in the core one
         old = served_form(rt, old)
@@ -427,7 +433,7 @@ def commit_update(api: Api, target: Target, old: JsonDict, new: JsonDict, opts: 
     carry_system_meta(rt, new, old)
     strategies.prepare_for_update(rt, new, old, sub)
     crds.prepare_for_update(rt, new, old)
-    unchanged = unchanged_parts(api, rt, new, old)
+    unchanged = unchanged_parts(api, rt, new, old, decoded)
     apply_defaults(api, rt, new, unchanged)
     check_valid(api, rt, new, old, opts.warnings, unchanged)
     charges = admit_to_quotas(api, rt, new, old) if not sub else []
