@@ -34,13 +34,20 @@ Regex = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]  # _s
 _real_regex_compile = _compiler.compile
 
 
-def directory() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kplan" / "startup"
+def directory() -> Path | None:
+    """Where the stores are; None when there is no cache folder nor home to put one in."""
+    try:
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kplan" / "startup"
+    except RuntimeError:  # no HOME and no password entry
+        return None
 
 
-def start(command: str) -> StartCache:
-    """The cache of `command`'s start-up, in use until its `stop()`."""
-    cache = StartCache(directory() / f"{command}.{sys.implementation.cache_tag}.marshal")
+def start(command: str) -> StartCache | None:
+    """The cache of `command`'s start-up, in use until its `stop()`; None when there is nowhere to keep it."""
+    folder = directory()
+    if folder is None:
+        return None
+    cache = StartCache(folder / f"{command}.{sys.implementation.cache_tag}.marshal")
     cache.start()
     return cache
 

@@ -126,6 +126,14 @@ def test_a_store_of_another_interpreter_or_a_damaged_one_is_ignored(tmp_path: Pa
     assert cache.missed == len(PATTERNS)
 
 
+def test_without_a_home_there_is_no_store_and_compiling_is_as_usual(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # as when the user has no password entry either
+    assert startcache.directory() is None and startcache.start("run") is None
+    assert re._compiler.compile is startcache._real_regex_compile
+
+
 def test_the_console_script_prints_the_same_with_the_store_as_without(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["XDG_CACHE_HOME"] = str(tmp_path)
