@@ -11,7 +11,7 @@ source text. What is made is what the re compiler and `compile()` make; only the
 
 One file per command, under ~/.cache/kplan/startup (XDG_CACHE_HOME when set), named for the interpreter's bytecode
 tag and keyed inside by its exact version; it holds what the last start-up of that command used, and is written
-only when that start-up compiled something it did not hold, never when Python is told not to write bytecode
+only when a start-up used something else than it holds, never when Python is told not to write bytecode
 (-B, PYTHONDONTWRITEBYTECODE). A file of another version, another user or unreadable is ignored. Only what is
 compiled while the modules load goes through it: patterns a template passes later never reach it.
 """
@@ -71,7 +71,8 @@ class StartCache:
         self.started = True
 
     def stop(self) -> None:
-        """Compile as usual again; write what this start-up used when it compiled anything the store lacked."""
+        """Compile as usual again; write what this start-up used when it differs from the store (something was
+        compiled that the store lacked, or the store holds what the command's modules no longer compile)."""
         if not self.started:
             return
         self.started = False
@@ -79,7 +80,8 @@ class StartCache:
             _compiler.compile = _real_regex_compile
         if vars(dataclasses).get("exec") == self.exec:
             del dataclasses.exec  # type: ignore[attr-defined]
-        if self.missed and not sys.dont_write_bytecode:
+        unused = len(self.stored_regexes) + len(self.stored_codes) > len(self.regexes) + len(self.codes) - self.missed
+        if (self.missed or unused) and not sys.dont_write_bytecode:
             write(self.path, self.regexes, self.codes)
 
     def compile_regex(self, pattern: Any, flags: int = 0) -> Any:

@@ -99,6 +99,20 @@ def test_dataclass_methods_from_the_store_behave_as_compiled_ones(tmp_path: Path
         assert getattr(kept, method).__code__.co_code == getattr(made, method).__code__.co_code
 
 
+def test_a_store_holding_what_a_start_up_no_longer_compiles_is_rewritten_to_what_it_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    store = tmp_path / "run.marshal"
+    compiled(startcache.StartCache(store))
+    re.purge()
+    fewer = startcache.StartCache(store)
+    fewer.start()
+    re.compile(*PATTERNS[0])
+    fewer.stop()
+    assert fewer.missed == 0
+    assert list(startcache.read(store)[0]) == [(PATTERNS[0][0], PATTERNS[0][1])]
+
+
 def test_compiling_is_as_usual_once_stopped(tmp_path: Path) -> None:
     cache = startcache.StartCache(tmp_path / "run.marshal")
     cache.start()
