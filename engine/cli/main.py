@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from engine import __version__
-from engine.cli import leannetworkx
+from engine.cli import leannetworkx, startcache
 from engine.errors import KplanError
 
 # Command -> the module under engine.cli that registers it, in the order `kplan --help` lists them.
@@ -97,15 +97,27 @@ def entry() -> NoReturn:
     objects that live as long as the process and hardly any garbage, and collections walked them again and
     again (4 % of the instructions of `kplan run`'s imports, ~10 % of their CPU time). Then they are frozen out
     of every later collection, and collecting goes on as usual: the pattern `gc.freeze` documents. networkx is
-    imported without the algorithms kplan does not use (engine.cli.leannetworkx)."""
+    imported without the algorithms kplan does not use (engine.cli.leannetworkx); the regular expressions and
+    dataclass methods the modules compile come from the last start-up of the same command (engine.cli.startcache)."""
     leannetworkx.install()
+    command = command_of(sys.argv[1:])
+    cache = startcache.start(command) if command in COMMANDS or command == "version" else None
     gc.disable()
+
+    def loaded() -> None:
+        if cache is not None:
+            cache.stop()
+        freeze_start_up()
+
     try:
-        code = main(loaded=freeze_start_up)
+        code = main(loaded=loaded)
     except SystemExit as exit_:  # argparse: --help, usage errors
         if not isinstance(exit_.code, int | None):
             raise
         code = exit_.code or 0
+    finally:
+        if cache is not None:
+            cache.stop()  # when the command ended before its modules were loaded
     for thread in threading.enumerate():
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join()
