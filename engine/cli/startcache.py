@@ -32,6 +32,7 @@ __all__ = ["StartCache", "directory", "start"]
 
 Regex = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]  # _sre.compile's arguments after pattern
 _real_regex_compile = _compiler.compile
+MIRRORED = {(3, 11)}  # the CPython versions whose re compiler `regex_arguments` follows step by step
 
 
 def directory() -> Path | None:
@@ -45,7 +46,7 @@ def directory() -> Path | None:
 def start(command: str) -> StartCache | None:
     """The cache of `command`'s start-up, in use until its `stop()`; None when there is nowhere to keep it."""
     folder = directory()
-    if folder is None:
+    if folder is None or sys.implementation.name != "cpython" or sys.version_info[:2] not in MIRRORED:
         return None
     cache = StartCache(folder / f"{command}.{sys.implementation.cache_tag}.marshal")
     cache.start()
