@@ -48,19 +48,21 @@ class Echoes:
             self._versions[ref] = (version, key)
             self._pending.setdefault(key, []).append(ref)
 
-    def settled(self, key: str, settled: bool) -> bool:
-        """End the pass of `key`: its notes are kept when it settled, else dropped. True: another pass is owed."""
+    def settled(self, key: str, settled: bool, *, failed: bool = False) -> bool:
+        """End the pass of `key`: its notes are kept when it settled, else dropped. True: another pass is owed (after
+        a pass that `failed`, which is retried anyway, only for news: an event deferred that it did not write)."""
         with self._lock:
             refs = self._pending.pop(key, [])
             heard = key in self._heard
             self._heard.discard(key)
             deferred = self._deferred.pop(key, [])
+            news = [(ref, version) for ref, version in deferred if not self._echo_of(key, ref, version)]
             if settled:
-                return not all([self._echo_of(key, ref, version) for ref, version in deferred])
+                return bool(news)
             for ref in refs:
                 if (self._versions.get(ref) or (0, ""))[1] == key:
                     del self._versions[ref]
-            return heard or bool(deferred)
+            return bool(news) if failed else heard or bool(deferred)
 
     def defer(self, change: str, obj: Mapping[str, Any], keys: Iterable[str]) -> set[str]:
         """Those of `keys` (the Instances event `change` of `obj` concerns) whose pass is under way: the event is

@@ -90,8 +90,8 @@ class Runner:
         try:
             after, settled = self._attempts(namespace, name)
         except BaseException:
-            if self._echoes.settled(key, False):
-                self._owed(key)  # an event deferred during the pass: as if it had queued the key meanwhile
+            if self._echoes.settled(key, False, failed=True):
+                self._owed(key)  # news deferred during the pass: as if it had queued the key meanwhile
             raise
         if self._echoes.settled(key, settled):
             return 0.0  # the pass did not settle, and an event taken for the echo of its writes meanwhile is owed one

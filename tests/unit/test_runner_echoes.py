@@ -100,3 +100,15 @@ def test_only_events_of_a_pass_under_way_are_deferred_and_never_a_deletion() -> 
     assert echoes.defer("DELETED", instance("12"), [KEY]) == set()
     assert echoes.defer("MODIFIED", instance("abc"), [KEY]) == set()
     assert not echoes.settled(KEY, True)  # nothing was deferred
+
+
+def test_a_failed_pass_is_owed_a_pass_only_for_news_deferred_not_for_its_own_echoes() -> None:
+    echoes = Echoes()
+    echoes.begin(KEY)
+    echoes.defer("ADDED", configmap("11"), [KEY])
+    echoes.wrote(configmap("11"), KEY)
+    assert not echoes.settled(KEY, False, failed=True)  # its own write's echo: the retry after backoff sees it
+
+    echoes.begin(KEY)
+    echoes.defer("MODIFIED", instance("13"), [KEY])  # someone changed the Instance meanwhile
+    assert echoes.settled(KEY, False, failed=True)
