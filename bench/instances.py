@@ -11,7 +11,8 @@ caches, so they stay near zero); reconcile passes per Instance; peak resident me
 manager side) before the manager started and at the end, and of the cluster's process; CPU seconds of both, and
 of the manager's own threads (the manager side without this script's creates and its watch of the Instances);
 the cluster's CPU while serving, per Instance (its process's imports, which include this script's modules, and
-its start are left out: they do not grow with the Instances).
+its start are left out: they do not grow with the Instances). `until_idle`: the passes and the manager's threads' CPU
+once its queue is empty after the last Instance converged (the passes still queued then are left out above).
 `--tracemalloc` adds the peak of Python allocations (and slows everything down). Bounded by `--budget`
 seconds: when it runs out, the figures say how many Instances converged.
 """
@@ -51,6 +52,7 @@ NAMESPACE = "bench"
 PACKAGE = "bench-small"
 VERSION = f"{PACKAGE}-0.1.0"
 PODS_PER_NODE = 100  # fewer than a node's capacity of 110 pods
+IDLE_WAIT = 60.0  # seconds the manager may take to work off its queue after the last Instance converged
 
 CONFIG = """apiVersion: v1
 kind: ConfigMap
@@ -215,6 +217,10 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
             requests = Counter(kube.requests)
             requests.subtract(before)
             reconciles = manager.metrics.reconciles
+            # What is still queued when the last Instance converged (the passes after it) is the manager's work too.
+            idle = manager.queue.wait_idle(IDLE_WAIT)
+            idle_cpu = threads_cpu_seconds(leave_out=bench_threads) - threads_before
+            idle_reconciles = manager.metrics.reconciles
             if args.tracemalloc:
                 figures["tracemalloc_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
                 figures["tracemalloc_held_mib"] = round(tracemalloc.get_traced_memory()[0] / 2**20, 1)
@@ -246,6 +252,8 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
         "manager_side_cpu_seconds": round(cpu, 1),
         "manager_side_cpu_ms_per_instance": round(cpu / max(1, converged) * 1000, 1),
         "manager_threads_cpu_ms_per_instance": round(manager_cpu / max(1, converged) * 1000, 1),
+        "until_idle": {"idle": idle, "reconciles_per_instance": round(idle_reconciles / max(1, converged), 2),
+                       "manager_threads_cpu_ms_per_instance": round(idle_cpu / max(1, converged) * 1000, 1)},
         "cluster_process": cluster,
         "cluster_serving_cpu_ms_per_instance": round(cluster.get("serving_cpu_seconds", 0.0) / max(1, converged) * 1000,
                                                      1),

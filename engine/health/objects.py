@@ -12,7 +12,7 @@ EMPTY: Mapping[str, Any] = {}
 
 
 def as_map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else EMPTY
+    return value if value.__class__ is dict or isinstance(value, Mapping) else EMPTY  # a dict skips the ABC
 
 
 def int_field(mapping: Mapping[str, Any], key: str, default: int = 0) -> int:

@@ -42,7 +42,7 @@ def comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def difference(want: Any, have: Any, path: str) -> str | None:
-    if isinstance(want, Mapping):
+    if want.__class__ is dict or isinstance(want, Mapping):  # a plain dict skips the ABC's check
         return map_difference(want, have, path)
     if isinstance(want, list):
         return list_difference(want, have, path)
@@ -52,7 +52,7 @@ def difference(want: Any, have: Any, path: str) -> str | None:
 def map_difference(want: Mapping[str, Any], have: Any, path: str) -> str | None:
     if have is MISSING and not want:
         return None
-    if not isinstance(have, Mapping):
+    if not (have.__class__ is dict or isinstance(have, Mapping)):
         return path or "."
     for key in sorted(want, key=str):
         found = difference(want[key], have.get(key, MISSING), f"{path}.{key}" if path else str(key))

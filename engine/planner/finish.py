@@ -66,7 +66,7 @@ def same_untimed(one: Any, other: Any) -> bool:
     place: a pass compares its whole plan record with the one before."""
     if one is other or (one.__class__ is other.__class__ and one == other):  # equal with timestamps: equal without
         return True
-    if isinstance(one, Mapping) and isinstance(other, Mapping):
+    if (one.__class__ is dict or isinstance(one, Mapping)) and (other.__class__ is dict or isinstance(other, Mapping)):
         keys = {k for k in one if k != "lastUpdatedAt"}
         return keys == {k for k in other if k != "lastUpdatedAt"} and all(same_untimed(one[k], other[k]) for k in keys)
     if isinstance(one, list) and isinstance(other, list):
@@ -133,7 +133,7 @@ def scrubbed(value: Any, secrets: Iterable[str]) -> Any:
     texts = tuple(secrets)
     if not texts:
         return value
-    if isinstance(value, Mapping):
+    if value.__class__ is dict or isinstance(value, Mapping):
         return {k: scrub(v, texts) if k == "message" and isinstance(v, str) else scrubbed(v, texts)
                 for k, v in value.items()}
     if isinstance(value, list):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 __all__ = ["backoff_delay", "parse", "requeue_after", "retry_at", "stamp", "timeout_at"]
 
 
+@functools.lru_cache(maxsize=16)  # a decision stamps its one `now` several times
 def stamp(now: datetime) -> str:
     """`now` as `2024-05-01T12:00:00Z` (naive datetimes are taken as UTC)."""
     moment = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)

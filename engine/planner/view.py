@@ -16,7 +16,7 @@ Json = dict[str, Any]
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else EMPTY
+    return value if value.__class__ is dict or isinstance(value, Mapping) else EMPTY  # a dict skips the ABC
 
 
 def metadata(instance: Mapping[str, Any]) -> Mapping[str, Any]:
