@@ -17,7 +17,13 @@ if TYPE_CHECKING:
 
 SHORT_LEASE = ("--lease-duration", "2", "--renew-deadline", "1.5", "--retry-period", "0.25")
 STARTED = re.compile(r" PlanStarted .*\binstance=(\S+)")
-NAMES = [f"web-{i}" for i in range(8)]
+
+
+def names_on(namespace: str, index: int, count: int) -> list[str]:
+    """The first `count` names web-0, web-1, ... that hash to shard `index` of 2 in `namespace` (the namespace is
+    random, so a fixed list of names may put too few on one shard)."""
+    names = (f"web-{i}" for i in range(10_000))
+    return [n for n in names if shard_of(namespace, n, 2) == index][:count]
 
 
 def holder(kplan: Kplan, lease: str) -> str | None:
@@ -42,16 +48,16 @@ def test_every_instance_is_reconciled_by_exactly_the_shard_its_hash_names(kplan:
                and holder(kplan, "kplan-manager-shard-1") == "shard-1")
     assert holder(kplan, "kplan-manager") is None  # no shard campaigns for the unsharded Lease
 
-    for name in NAMES:
+    names = sorted(names_on(kplan.namespace, 0, 4) + names_on(kplan.namespace, 1, 4))
+    for name in names:
         kplan.install("params", name)
-    for name in NAMES:
+    for name in names:
         kplan.wait_plan(name, "deploy")
 
-    expected = [{n for n in NAMES if shard_of(kplan.namespace, n, 2) == i} for i in (0, 1)]
-    assert expected[0] and expected[1], "the names chosen should land on both shards"
+    expected = [{n for n in names if shard_of(kplan.namespace, n, 2) == i} for i in (0, 1)]
     kplan.wait(lambda: [started_by(s) for s in shards] == expected)
-    kplan.set_parameters(NAMES[0], size=4)  # later passes stay on the same shard
-    kplan.wait_plan(NAMES[0], "update")
+    kplan.set_parameters(names[0], size=4)  # later passes stay on the same shard
+    kplan.wait_plan(names[0], "update")
     assert [started_by(s) for s in shards] == expected
 
 
@@ -61,7 +67,7 @@ def test_a_shards_standby_takes_over_its_lease_and_its_instances(kplan: Kplan, m
     standby = shard(manager_process, "zero-b", 0)
     other = shard(manager_process, "one", 1)
     kplan.wait(lambda: holder(kplan, "kplan-manager-shard-1") == "one")
-    ours = [n for n in NAMES if shard_of(kplan.namespace, n, 2) == 0]
+    ours = names_on(kplan.namespace, 0, 2)
 
     kplan.install("params", ours[0])
     kplan.wait_plan(ours[0], "deploy")
