@@ -146,7 +146,10 @@ class Runner:
         old_status = before.get("status") or {}
         if decision.status != old_status:
             instance = self._acting.write_status(instance, decision.status)
+        recorded = instance
         instance = self._acting.after(decision.actions, instance)
+        if instance is not recorded:
+            settled = False  # the Instance itself changed after deciding (a plan request cleared: a new generation)
         self._record(decision, instance, ObservedView(self._caches, self._recent))
         for prior, status in zip([old_status, *statuses], statuses, strict=False):
             for event in changes(namespace_of(instance), name_of(instance), prior, status):
