@@ -64,7 +64,7 @@ def guarded_filter(name: str, func: Filter) -> Binder:
     if pass_arg is _PassArg.context or pass_arg is _PassArg.eval_context:
         return _with_context(name, func, pass_arg)
     checked, measured_only = filter_is_checked(name), filter_measures_only(name)
-    on_string, on_value = _ON_PLAIN_STRINGS.get(func), _WITHOUT_ARGUMENTS.get(func)
+    on_string, on_value, on_int = _ON_PLAIN_STRINGS.get(func), _WITHOUT_ARGUMENTS.get(func), _ON_INTS.get(func)
     on_strings = measured_only or not checked  # a plain string needs no check but its size
     string_charge = 2 if measured_only else 1  # the filter, and measuring its value
 
@@ -86,6 +86,14 @@ def guarded_filter(name: str, func: Filter) -> Binder:
                     if len(text) > limit:
                         budget.check_text(len(text))
                     return text
+            elif type(value) is int and measured_only:  # measured as `measure` measures an int
+                budget.operations += 2
+                if budget.operations >= budget.next_look:
+                    budget.look()
+                if value.bit_length() // 3 + 2 > limit:
+                    budget.check_text(value.bit_length() // 3 + 2, "a value")
+                if on_int is not None and not args:
+                    return on_int(value)
             else:
                 budget.charge()
                 if checked:
@@ -213,6 +221,8 @@ _ON_PLAIN_STRINGS: Mapping[Callable[..., Any], Callable[[str], str]] = {
     do_trim: str.strip,
     FILTERS["quote"]: json.encoder.encode_basestring,  # what `quote` does with a string
 }
+# Filters whose work on an int (not a bool), with no arguments, is one native call.
+_ON_INTS: Mapping[Callable[..., Any], Callable[[int], str]] = {soft_str: str}
 # Filters with a shortcut for some values, given no arguments (None: it does not apply).
 _WITHOUT_ARGUMENTS: Mapping[Callable[..., Any], Callable[[Any], Any]] = {do_dictsort: _dictsort, do_sort: _sort}
 

@@ -60,7 +60,7 @@ class LimitExceeded(Exception):
 class Budget:
     """Counts the operations of one render and watches its deadline."""
 
-    LOOK_EVERY = 16  # operations between two looks at the clock (reading it costs more than counting)
+    LOOK_EVERY = 64  # operations between two looks at the clock (reading it costs more than counting)
 
     def __init__(self, limits: Limits, clock: Clock = time.monotonic) -> None:
         self.limits = limits

@@ -73,3 +73,5 @@ def test_a_shortcut_result_over_the_size_limit_is_refused() -> None:
         _sandboxed("{{ v | replace('a', 'bbbb') }}", "a" * 40, Limits(max_output=100))
     with pytest.raises(LimitExceeded, match="exceeds the limit of 100"):
         _sandboxed("{{ v | upper }}", "a" * 101, Limits(max_output=100))
+    with pytest.raises(LimitExceeded, match="exceeds the limit of 100"):
+        _sandboxed("{{ v | string }}", 2**400, Limits(max_output=100))  # an int, measured before it is made text
