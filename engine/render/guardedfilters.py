@@ -199,8 +199,8 @@ def _sorted_items(value: Mapping[Any, Any]) -> list[tuple[str, Any]] | None:
 
 
 def _sort(value: Any) -> list[str] | None:
-    """`sort` of a list of strings; None for anything else."""
-    return _by_lowered(value, value) if type(value) is list else None
+    """`sort` of a list of strings; None for anything else (a stable sort by `str.lower`, as Jinja2 sorts them)."""
+    return sorted(value, key=str.lower) if type(value) is list and _STRINGS.issuperset(map(type, value)) else None
 
 
 def _by_lowered(items: list[Any], keys: list[Any]) -> list[Any] | None:
