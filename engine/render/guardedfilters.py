@@ -27,7 +27,7 @@ from engine.render.guards import check_filter, filter_is_checked, filter_measure
 from engine.render.limits import Budget
 from engine.render.values import Values
 
-__all__ = ["bound_filters"]
+__all__ = ["BoundFilters"]
 
 # Jinja2 built-ins left out: `random` makes output non-deterministic.
 _DROPPED_FILTERS = frozenset({"random"})
@@ -48,11 +48,38 @@ class Bound(NamedTuple):
 Binder = Callable[[Budget, Environment], Bound]  # makes a filter's guarded forms for one environment's budget
 
 
-def bound_filters(budget: Budget, environment: Environment) -> dict[str, Bound]:
+class BoundFilters(dict[str, Filter]):
     """Every filter templates may call, behind `budget`, for `environment` alone (it holds one render's budget at
-    a time). Each is bound to the budget, so the compiled call passes no context to find it, unless the filter
-    itself takes one."""
-    return {name: bind(budget, environment) for name, bind in _BINDERS.items()}
+    a time): the full forms as a mapping (the environment's `filters`), the positional forms in `positional`. Each
+    is bound to the budget, so the compiled call passes no context to find it, unless the filter itself takes one;
+    and bound when first looked up, as a template uses a few of them and an environment is made for each render
+    that has no cache."""
+
+    def __init__(self, budget: Budget, environment: Environment) -> None:
+        super().__init__()
+        self._budget, self._environment = budget, environment
+        self.positional: dict[str, Filter] = {}
+
+    def __missing__(self, name: str) -> Filter:
+        bind = _BINDERS.get(name)
+        if bind is None:
+            raise KeyError(name)
+        forms = bind(self._budget, self._environment)
+        self[name], self.positional[name] = forms
+        return forms.full
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or name in _BINDERS
+
+    def positional_form(self, name: str) -> Filter | None:
+        """The form of the filter `name` for a call without keyword arguments; None for a filter there is not."""
+        return self.positional[name] if self.get(name) is not None else None
 
 
 def guarded_filter(name: str, func: Filter) -> Binder:

@@ -17,7 +17,7 @@ from jinja2.utils import _PassArg, missing
 
 from engine.render import gofuncs, kudoshape, plainscalars
 from engine.render.cache import CompiledTemplates
-from engine.render.guardedfilters import bound_filters
+from engine.render.guardedfilters import BoundFilters
 from engine.render.guards import check_binop, check_format, check_method
 from engine.render.includes import Cycle, include_cycle
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
@@ -72,7 +72,7 @@ class KplanCodeGenerator(CodeGenerator):
         for where, name in WRITERS.items():
             self.writeline(f"{name} = environment.writers[{where!r}]")
         for filter_name, name in self._positional.items():
-            self.writeline(f"{name} = environment.positional_filters[{filter_name!r}]")
+            self.writeline(f"{name} = environment.filters.positional_form({filter_name!r})")
 
     def start_write(self, frame: Frame, node: nodes.Node | None = None) -> None:
         if frame.buffer is None:
@@ -101,9 +101,10 @@ class KplanCodeGenerator(CodeGenerator):
 
     @optimizeconst
     def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
-        """A filter given no keyword arguments is called in its positional form (`KplanEnvironment.positional_filters`,
+        """A filter given no keyword arguments is called in its positional form (`BoundFilters.positional_form`,
         bound to a global of the module); any other as Jinja2 calls it."""
-        positional = getattr(self.environment, "positional_filters", {}).get(node.name)
+        filters = self.environment.filters
+        positional = filters.positional_form(node.name) if isinstance(filters, BoundFilters) else None
         if positional is None or node.node is None or node.kwargs or node.dyn_kwargs is not None:
             super().visit_Filter(node, frame)
             return
@@ -260,10 +261,7 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
         # (`plainscalars.slot`); the compiled module binds each to a global of its own (`WRITERS`)
         self.writers = {where: self._writer(where) for where in plainscalars.SLOTS}
         self.scalars_unsure = False  # whether a value output since `start_output` was not found alike
-        bound = bound_filters(self.budget, self)
-        self.filters = {name: forms.full for name, forms in bound.items()}
-        # each filter's form for a call without keyword arguments (`KplanCodeGenerator.visit_Filter`)
-        self.positional_filters = {name: forms.positional for name, forms in bound.items()}
+        self.filters = BoundFilters(self.budget, self)  # with each one's positional form (`visit_Filter`)
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
