@@ -24,6 +24,7 @@ tests compare them on generated and on every shipped package's manifests.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -33,7 +34,7 @@ import yaml_rs
 
 __all__ = ["parse"]
 
-_DOCUMENT_END = re.compile(r"\n\.\.\.")  # begins with a literal, which `re` finds fast (as `in` does not)
+_LINE_MARKERS = re.compile(r"\n(?:---|\.\.\.)")  # lines that begin with a document or end marker: one scan
 _FEATURES = re.compile(r"(?:^|[\s\[{,:?-])[!&*]|^[ \t-]*\?(?:[ \t]|$)", re.MULTILINE)  # tags, anchors, aliases, ? keys
 _LEADING_ZERO = re.compile(r"0[0-9_o]")  # 0777, 0o17: each begins with a literal, which `re` finds fast
 _EXPONENTS = (re.compile(r"e[+-]?[0-9]"), re.compile(r"E[+-]?[0-9]"))  # 1e3, 1.0E-3
@@ -42,13 +43,13 @@ _NUMBER_CHARS = frozenset("0123456789_.")
 
 def _left_to_pyyaml(text: str, checked: bool = False) -> bool:
     """Whether `text` uses a YAML feature, or spells a number with a leading zero, that the fast path leaves to
-    PyYAML (document markers with content on their line are found by `_documents`, exponents by
-    `_spells_exponent`; `checked`: its plain scalars are known to read alike, leading zeros too). The cheapest
-    tests go first: looking for one character is far faster than for two."""
+    PyYAML (document markers with content on their line, and end markers after the first line, are found by
+    `_documents`, exponents by `_spells_exponent`; `checked`: its plain scalars are known to read alike, leading
+    zeros too). The cheapest tests go first: looking for one character is far faster than for two."""
     if ("<" in text and "<<" in text) or "\ufeff" in text or text.startswith(("%", "...")):
         return True  # a merge key, a byte order mark, a directive or end marker on the first line
-    if ("%" in text and "\n%" in text) or ("." in text and _DOCUMENT_END.search(text)):
-        return True  # a directive, a document end marker
+    if "%" in text and "\n%" in text:
+        return True  # a directive
     if any(c in text for c in "!&*?") and _FEATURES.search(text):
         return True
     return not checked and any(_starts_token(text, m.start()) for m in _LEADING_ZERO.finditer(text))
@@ -86,10 +87,13 @@ _NOT_A_PLAIN_STRING = _plain_resolvers()
 
 def _documents(text: str) -> list[str] | None:
     """The texts between the lines that begin with a `---` marker (the marker lines left out); None when a
-    marker line holds content other than a comment."""
+    marker line holds content other than a comment, or a line begins with `...` (an end marker: PyYAML's). The
+    marker lines are found in one scan of the text, for both markers."""
     texts, begin = [], 0
-    at = 0 if text.startswith("---") else _next_marker(text, 0)
-    while at != -1:
+    marks = (match.start() + 1 for match in _LINE_MARKERS.finditer(text))
+    for at in itertools.chain((0,) if text.startswith("---") else (), marks):
+        if text[at] == ".":
+            return None
         after = at + 3
         if after == len(text) or text[after] in " \t\r\n":
             end = text.find("\n", after)
@@ -99,15 +103,8 @@ def _documents(text: str) -> list[str] | None:
                 return None
             texts.append(text[begin:at])
             begin = end
-        at = _next_marker(text, after)
     texts.append(text[begin:])
     return texts
-
-
-def _next_marker(text: str, start: int) -> int:
-    """Where the next line from `start` on begins with `---`; -1 when none does."""
-    found = text.find("\n---", start)
-    return -1 if found == -1 else found + 1
 
 
 def parse(text: str, *, checked: bool = False) -> list[dict[str, Any]] | None:

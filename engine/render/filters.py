@@ -15,7 +15,7 @@ import semver
 import yaml
 from jinja2.runtime import Undefined
 
-from engine.render.values import plain
+from engine.render.values import Values, plain
 
 __all__ = ["FILTERS", "RequiredValueMissing", "semver_compare"]
 
@@ -32,7 +32,13 @@ def toyaml(value: Any) -> str:
 
 
 def tojson(value: Any) -> str:
-    """Plain JSON with sorted keys (no HTML escaping: the output is YAML, not HTML)."""
+    """Plain JSON with sorted keys (no HTML escaping: the output is YAML, not HTML); a parameter's once per render."""
+    if type(value) is Values:
+        return value.derived(_json_of)
+    return _SORTED_JSON(plain(value))
+
+
+def _json_of(value: Any) -> str:
     return _SORTED_JSON(plain(value))
 
 

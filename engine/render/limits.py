@@ -33,6 +33,8 @@ from typing import Any
 from jinja2.runtime import Undefined
 from jinja2.utils import Namespace
 
+from engine.render.values import Values
+
 __all__ = ["DEFAULT_LIMITS", "Budget", "Clock", "LimitExceeded", "Limits", "measure"]
 
 Clock = Callable[[], float]
@@ -58,31 +60,33 @@ class LimitExceeded(Exception):
 class Budget:
     """Counts the operations of one render and watches its deadline."""
 
-    LOOK_EVERY = 16  # operations between two looks at the clock (reading it costs more than counting)
+    LOOK_EVERY = 64  # operations between two looks at the clock (reading it costs more than counting)
 
     def __init__(self, limits: Limits, clock: Clock = time.monotonic) -> None:
         self.limits = limits
         self._clock = clock
-        self._operations = 0
-        self._next_look = 0  # the count at which `charge` next compares the count and the clock with the limits
+        # Public for the hot paths (a `{{ }}` output, a filter) that count inline, as `charge` does, without a call:
+        # `operations += n`, then `look()` once `operations >= next_look`.
+        self.operations = 0
+        self.next_look = 0  # the count at which `charge` next compares the count and the clock with the limits
         self._deadline: float | None = None
 
     def restart(self) -> None:
         """Start a new render: reset the count and set the deadline from now."""
-        self._operations = 0
-        self._next_look = 0
+        self.operations = 0
+        self.next_look = 0
         self._deadline = self._clock() + self.limits.max_seconds
 
     def charge(self, operations: int = 1) -> None:
-        self._operations += operations
-        if self._operations >= self._next_look:
-            self._look()
+        self.operations += operations
+        if self.operations >= self.next_look:
+            self.look()
 
     def charge_text(self, size: int, operations: int = 1, what: str = "a string") -> None:
         """`charge(operations)` and `check_text(size, what)` in one call (the hot path of every output)."""
-        self._operations += operations
-        if self._operations >= self._next_look:
-            self._look()
+        self.operations += operations
+        if self.operations >= self.next_look:
+            self.look()
         if size > self.limits.max_output:
             self.check_text(size, what)
 
@@ -90,9 +94,9 @@ class Budget:
         """A `{{ }}` value as text, charged one operation and measured (the hot path of every output, so the
         common case, a string, is counted here without a call)."""
         if type(value) is str:
-            self._operations += 1
-            if self._operations >= self._next_look:
-                self._look()
+            self.operations += 1
+            if self.operations >= self.next_look:
+                self.look()
             if len(value) > self.limits.max_output:
                 self.check_text(len(value))
             return value
@@ -103,8 +107,8 @@ class Budget:
             measure(value, self)
         return str(value)
 
-    def _look(self) -> None:
-        if self._operations > self.limits.max_operations:
+    def look(self) -> None:
+        if self.operations > self.limits.max_operations:
             raise LimitExceeded(
                 f"more than {self.limits.max_operations} operations"
                 " (loop iterations, calls, filters, operators); is there a runaway loop?"
@@ -114,7 +118,7 @@ class Budget:
             self._deadline = now + self.limits.max_seconds
         elif now > self._deadline:
             raise LimitExceeded(f"rendering took longer than {self.limits.max_seconds:g}s")
-        self._next_look = min(self._operations + self.LOOK_EVERY, self.limits.max_operations + 1)
+        self.next_look = min(self.operations + self.LOOK_EVERY, self.limits.max_operations + 1)
 
     def check_text(self, size: int, what: str = "a string") -> None:
         if size > self.limits.max_output:
@@ -146,7 +150,9 @@ def measure(value: Any, budget: Budget) -> int:
     `max_output` characters.
 
     Shared references count every time they are reached (that is what serializing does), so
-    a value built as a tower of shared lists exhausts the budget instead of the memory.
+    a value built as a tower of shared lists exhausts the budget instead of the memory. A list of
+    strings is summed without the walk, and a parameter's mapping (`Values`, which never changes) is
+    walked once and then charged what the walk found; both come to what the walk gives.
     """
     limit = budget.limits.max_output
     if type(value) is str:  # the common cases, as the loop below would measure them
@@ -156,11 +162,21 @@ def measure(value: Any, budget: Budget) -> int:
         size = value.bit_length() // 3 + 2
         budget.charge_text(size, 1, "a value")
         return size
-    total, uncharged = 0, 0
+    kind = type(value)
+    known: tuple[int, int] | None = value.measured if kind is Values else None
+    if known is not None and known[0] <= limit:
+        budget.charge(known[1])  # a Values never changes: measured once, charged each time
+        return known[0]
+    if kind is list and _STRINGS.issuperset(map(type, value)):  # as the loop below would measure it
+        total = 2 + 4 * len(value) + sum(map(len, value))
+        if total <= limit:
+            budget.charge(1 + len(value))
+            return total
+    total, nodes, charged = 0, 0, 0
     stack = [value]
     while stack:
         item = stack.pop()
-        uncharged += 1
+        nodes += 1
         kind = type(item)
         if kind is str:
             total += len(item) + 2
@@ -169,20 +185,30 @@ def measure(value: Any, budget: Budget) -> int:
         else:
             total += _own_size(item, stack)
         if total > limit:
-            budget.charge(uncharged)
+            budget.charge(nodes - charged)
             budget.check_text(total, "a value")
-        if uncharged == _NODES_PER_CHARGE:
-            budget.charge(uncharged)
-            uncharged = 0
-    budget.charge(uncharged)
+        if nodes - charged == _NODES_PER_CHARGE:
+            budget.charge(_NODES_PER_CHARGE)
+            charged = nodes
+    budget.charge(nodes - charged)
+    if type(value) is Values:
+        value.measured = (total, nodes)
     return total
 
 
 _NODES_PER_CHARGE = 64
 
 
+_STRINGS = frozenset({str})
+
+
 def _own_size(item: Any, stack: list[Any]) -> int:
     """The size of `item` itself; its children go on `stack`."""
+    if type(item) is Values or type(item) is dict:  # the common mappings, without an ABC's isinstance
+        for key in item:
+            stack.append(key)
+            stack.append(item[key])
+        return 2 + 4 * len(item)
     if isinstance(item, str | bytes):
         return len(item) + 2
     if isinstance(item, bool) or item is None:

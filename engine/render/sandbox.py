@@ -8,16 +8,16 @@ from contextlib import contextmanager
 from typing import Any
 
 from jinja2 import nodes
-from jinja2.compiler import CodeGenerator, Frame
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.environment import Template
 from jinja2.loaders import FunctionLoader
 from jinja2.runtime import Context, LoopContext, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from jinja2.utils import missing
+from jinja2.utils import _PassArg, missing
 
 from engine.render import gofuncs, kudoshape, plainscalars
 from engine.render.cache import CompiledTemplates
-from engine.render.guardedfilters import GUARDED_FILTERS
+from engine.render.guardedfilters import BoundFilters
 from engine.render.guards import check_binop, check_format, check_method
 from engine.render.includes import Cycle, include_cycle
 from engine.render.limits import DEFAULT_LIMITS, Budget, Clock, LimitExceeded, Limits, measure
@@ -55,7 +55,7 @@ class KplanCodeGenerator(CodeGenerator):
     every `{% for %}` loop is compiled as `environment.iterate(<iterable>)`.
 
     It also checks the plain scalars of the template's output (`plainscalars`): its constant text here, each
-    `{{ }}` value as it is output (`environment.checked_text[slot]`, by where it stands).
+    `{{ }}` value as it is output (by the writer of its slot, `environment.writers[slot]`, where it stands).
     The module it writes says in `PLAIN_SCALARS_CHECKED` whether that covers all the output; it does not when the
     template yields output any other way (includes, blocks, extends, call and filter blocks, recursive loops).
     """
@@ -63,11 +63,16 @@ class KplanCodeGenerator(CodeGenerator):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._loop_iterables: set[int] = set()
+        self._positional: dict[str, str] = {}  # filter name -> the module's global of its positional form
         self._checked = True  # whether every output is checked so far
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         super().visit_Template(node, frame)
         self.writeline(f"{CHECKED_NAME} = {self._checked!r}")
+        for where, name in WRITERS.items():
+            self.writeline(f"{name} = environment.writers[{where!r}]")
+        for filter_name, name in self._positional.items():
+            self.writeline(f"{name} = environment.filters.positional_form({filter_name!r})")
 
     def start_write(self, frame: Frame, node: nodes.Node | None = None) -> None:
         if frame.buffer is None:
@@ -93,6 +98,24 @@ class KplanCodeGenerator(CodeGenerator):
         super().visit(node, *args, **kwargs)
         self.write(")")
         return None
+
+    @optimizeconst
+    def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        """A filter given no keyword arguments is called in its positional form (`BoundFilters.positional_form`,
+        bound to a global of the module); any other as Jinja2 calls it."""
+        filters = self.environment.filters
+        positional = filters.positional_form(node.name) if isinstance(filters, BoundFilters) else None
+        if positional is None or node.node is None or node.kwargs or node.dyn_kwargs is not None:
+            super().visit_Filter(node, frame)
+            return
+        name = self._positional.setdefault(node.name, f"{POSITIONAL_PREFIX}{len(self._positional)}")
+        self.write(f"{name}(")
+        pass_arg = _PassArg.from_obj(positional)
+        if pass_arg is not None:
+            self.write(f"{_PASSING[pass_arg]}, ")
+        self.visit(node.node, frame)
+        self.signature(node, frame)
+        self.write(")")
 
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         self._loop_iterables.add(id(node.iter))
@@ -123,11 +146,9 @@ class KplanCodeGenerator(CodeGenerator):
                     self.writeline(("" if joined else "yield ") + repr(piece))
                 else:
                     self.writeline("" if joined else "yield ", piece)
-                    self._output_checked_pre(pieces, at + offset, frame)
-                    self._output_child_pre(piece, frame, self._make_finalize())
+                    self._output_write_pre(piece, pieces, at + offset, frame)
                     self.visit(piece, frame)
-                    self._output_child_post(piece, frame, self._make_finalize())
-                    self._output_checked_post(frame)
+                    self._output_write_post(piece, frame)
                 if joined:
                     self.write(",")
             if joined:
@@ -136,17 +157,22 @@ class KplanCodeGenerator(CodeGenerator):
         if frame.require_output_check:
             self.outdent()
 
-    def _output_checked_pre(self, pieces: list[str | nodes.Expr], at: int, frame: Frame) -> None:
+    def _output_write_pre(self, node: nodes.Expr, pieces: list[str | nodes.Expr], at: int, frame: Frame) -> None:
+        """Where autoescape is off, a `{{ }}` value goes through the writer of its slot (`KplanEnvironment.writers`,
+        bound to a global of the module); else as Jinja2 outputs it, its scalars unchecked."""
         if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
             self._checked = False
+            super()._output_child_pre(node, frame, self._make_finalize())
             return
         before, after = pieces[at - 1] if at > 0 else None, pieces[at + 1] if at + 1 < len(pieces) else None
         where = plainscalars.slot(before if isinstance(before, str) else None,
                                   after if isinstance(after, str) else None)
-        self.write(f"environment.checked_text[{where!r}](")
+        self.write(f"{WRITERS[where]}(")
 
-    def _output_checked_post(self, frame: Frame) -> None:
-        if not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape):
+    def _output_write_post(self, node: nodes.Expr, frame: Frame) -> None:
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            super()._output_child_post(node, frame, self._make_finalize())
+        else:
             self.write(")")
 
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
@@ -171,6 +197,10 @@ class KplanCodeGenerator(CodeGenerator):
 
 _JOINED = 8  # pieces of output joined into one chunk
 CHECKED_NAME = "PLAIN_SCALARS_CHECKED"  # the compiled module's global: whether its output's scalars are checked
+POSITIONAL_PREFIX = "kplan_filter_"  # the compiled module's globals bound to filters' positional forms
+_PASSING = {_PassArg.context: "context", _PassArg.eval_context: "context.eval_ctx", _PassArg.environment: "environment"}
+# the compiled module's globals bound to the environment's writers, by slot
+WRITERS = {where: f"kplan_write_{index}" for index, where in enumerate(plainscalars.SLOTS)}
 
 
 def _output_pieces(generator: CodeGenerator, node: nodes.Output, frame: Frame) -> list[str | nodes.Expr]:
@@ -227,10 +257,11 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
         )
         # `str(finalize_output(value))`, for a `{{ }}` value where autoescape is off
         self.finalize_text: Callable[[Any], str] = self.budget.output_text
-        # a `{{ }}` value's text, its plain scalars checked, by where it stands (`plainscalars.slot`)
-        self.checked_text = {where: self._text_checker(where) for where in plainscalars.SLOTS}
+        # a `{{ }}` value as text, charged, measured and its plain scalars checked, by where it stands
+        # (`plainscalars.slot`); the compiled module binds each to a global of its own (`WRITERS`)
+        self.writers = {where: self._writer(where) for where in plainscalars.SLOTS}
         self.scalars_unsure = False  # whether a value output since `start_output` was not found alike
-        self.filters = dict(GUARDED_FILTERS)
+        self.filters = BoundFilters(self.budget, self)  # with each one's positional form (`visit_Filter`)
         for name in _DROPPED_GLOBALS:
             self.globals.pop(name, None)
         self.globals["range"] = _capped_range(self.budget)
@@ -245,11 +276,22 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
         yaml-rs and PyYAML (`plainscalars`)."""
         return not self.scalars_unsure and template.root_render_func.__globals__.get(CHECKED_NAME) is True
 
-    def _text_checker(self, where: str) -> Callable[[str], str]:
-        seen = _ALIKE_TEXTS[where]
-        keep = seen.add
+    def _writer(self, where: str) -> Callable[[Any], str]:
+        """`finalize_text` and the check of the plain scalars of its text, standing at `where`, in one call (the
+        common case, a string, counted inline as `Budget.output_text` counts it)."""
+        budget, seen, output_text = self.budget, _ALIKE_TEXTS[where], self.budget.output_text
+        keep, limit = seen.add, self.budget.limits.max_output
 
-        def checked(text: str) -> str:
+        def write(value: Any) -> str:
+            text: str = value
+            if type(value) is str:
+                budget.operations += 1
+                if budget.operations >= budget.next_look:
+                    budget.look()
+                if len(text) > limit:
+                    budget.check_text(len(text))
+            else:
+                text = output_text(value)
             if text not in seen:
                 if plainscalars.slot_alike(text, where):
                     if len(seen) >= _ALIKE_TEXTS_SIZE:
@@ -259,7 +301,7 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
                     self.scalars_unsure = True
             return text
 
-        return checked
+        return write
 
     def include_cycle(self, name: str) -> Cycle | None:
         """A cycle of includes (imports, extends) that rendering the template `name` would run into."""
@@ -280,7 +322,7 @@ class KplanEnvironment(ImmutableSandboxedEnvironment):
         return self.budget.check_result(super().call_binop(context, operator, left, right))
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        if isinstance(obj, Values) and attribute in obj:
+        if type(obj) is Values and attribute in obj:  # Values has no subclasses (and an ABC's isinstance costs a call)
             return obj[attribute]
         if type(obj) is LoopContext and attribute in _LOOP_FIELDS:
             return getattr(obj, attribute)  # plain data, which the sandbox's checks would let through

@@ -18,13 +18,14 @@ class Values(Mapping[str, Any]):
     building the context costs nothing for the parameters a template does not read.
     """
 
-    __slots__ = ("_data", "_derived", "_read", "label")
+    __slots__ = ("_data", "_derived", "_read", "label", "measured")
 
     def __init__(self, label: str, data: Mapping[str, Any]) -> None:
         self.label = label
         self._data = dict(data)
         self._read: dict[str, Any] = {}  # key -> its value wrapped, once read
         self._derived: dict[Callable[[Values], Any], Any] = {}  # a function of the mapping -> what it gave
+        self.measured: tuple[int, int] | None = None  # the characters and nodes `limits.measure` found, once walked
 
     def derived(self, compute: Callable[[Values], T]) -> T:
         """`compute(self)`, computed once: a Values never changes, so neither does what a pure function makes of
@@ -39,7 +40,10 @@ class Values(Mapping[str, Any]):
         try:
             return self._read[key]
         except KeyError:
-            value = self._read[key] = wrap(_child_label(self.label, key), self._data[key])
+            value = self._data[key]
+            if type(value) not in _SCALARS:  # a scalar needs no label
+                value = wrap(_child_label(self.label, key), value)
+            self._read[key] = value
             return value
 
     def __contains__(self, key: object) -> bool:
@@ -57,7 +61,9 @@ class Values(Mapping[str, Any]):
 
 def wrap(label: str, value: Any) -> Any:
     """Turn nested mappings into `Values` labelled with their path; lists stay lists."""
-    if isinstance(value, Mapping):
+    if type(value) in _SCALARS:
+        return value
+    if type(value) is dict or isinstance(value, Mapping):
         return Values(label, value)
     if isinstance(value, list | tuple):
         return [wrap(f"{label}[{index}]", item) for index, item in enumerate(value)]
@@ -68,11 +74,15 @@ def plain(value: Any) -> Any:
     """The same value made of dicts and lists only (for serializing)."""
     if type(value) in _SCALARS:
         return value
-    if isinstance(value, Values):
+    if type(value) is Values:
         value = value._data  # what it wraps: the same values, not wrapped yet
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
+        if _SCALARS.issuperset(map(type, value.values())):  # the common case, copied without a call per item
+            return dict(value)
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
+        if _SCALARS.issuperset(map(type, value)):
+            return list(value)
         return [plain(item) for item in value]
     return value
 

@@ -1,7 +1,8 @@
 """The guarded filters' shortcuts give what the filters themselves give: generated strings, mappings and lists
 through `upper`, `lower`, `string`, `trim`, `quote`, `replace`, `dictsort` and `sort` in the sandbox, against
-the same filters in a plain Jinja2 environment, with and without arguments and autoescape (a parameter sorted
-again gives an equal, new list); and the size limit still stops a shortcut's result."""
+the same filters in a plain Jinja2 environment, with and without arguments (positional, keyword, and called by name
+through `map`) and autoescape (a parameter sorted again gives an equal, new list); and the size limit still stops a
+shortcut's result."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ TEMPLATES = [
     "{{ v | upper }}", "{{ v | lower }}", "{{ v | string }}", "{{ v | trim }}", "{{ v | trim('a') }}",
     "{{ v | quote }}", "{{ v | replace('a', '-') }}", "{{ v | replace('', '.') }}", "{{ v | replace('a', 'b', 1) }}",
     "{% autoescape true %}{{ v | replace('a', '<') }}{% endautoescape %}", "{{ v | upper | replace('-', '_') }}",
+    # keyword arguments (a filter's full form) and filters called by name (`map`: the environment's filter)
+    "{{ v | trim(chars='a') }}", "{{ v | replace('a', '-', count=1) }}", "{{ [v, v] | map('upper') | join('.') }}",
+    "{{ [v] | map('replace', 'a', '-') | list }}", "{{ v | string | quote }}", "{{ v | center(width=12) }}",
 ]
 SORTING = [
     "{{ v | dictsort }}", "{{ v | dictsort(true) }}", "{{ v | dictsort(reverse=true) }}",
@@ -69,3 +73,5 @@ def test_a_shortcut_result_over_the_size_limit_is_refused() -> None:
         _sandboxed("{{ v | replace('a', 'bbbb') }}", "a" * 40, Limits(max_output=100))
     with pytest.raises(LimitExceeded, match="exceeds the limit of 100"):
         _sandboxed("{{ v | upper }}", "a" * 101, Limits(max_output=100))
+    with pytest.raises(LimitExceeded, match="exceeds the limit of 100"):
+        _sandboxed("{{ v | string }}", 2**400, Limits(max_output=100))  # an int, measured before it is made text

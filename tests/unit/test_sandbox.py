@@ -162,7 +162,7 @@ class TestBudget:
         ticks = itertools.count(0.0, 1.0)  # every look at the clock is one second later
         with pytest.raises(RenderError) as caught:
             render_string(
-                "{% for i in range(100) %}{{ i }}{% endfor %}",
+                "{% for i in range(1000) %}{{ i }}{% endfor %}",
                 context(),
                 limits=Limits(max_seconds=5),
                 clock=lambda: next(ticks),
