@@ -66,8 +66,7 @@ class Manager:
         # With election, every request of a pass keeps to the Lease: a lost Lease stops the pass in progress.
         self.fence = Fence(kube.clock) if self.settings.leader_elect else None
         acting = kube.fenced(self.fence) if self.fence is not None else kube
-        self.runner = Runner(acting, self.caches, settings=self.settings.planner, clock=self._clock, emit=self._on_run,
-                             owed=self.queue.add)
+        self.runner = Runner(acting, self.caches, settings=self.settings.planner, clock=self._clock, emit=self._on_run)
         self.metrics = Metrics(requests=lambda: kube.requests, depth=lambda: self.queue.depth,
                                leading=lambda: self.leading)
         self._keys = InstanceKeys(lambda namespace: self.caches.list(*INSTANCE, namespace),
@@ -226,11 +225,13 @@ class Manager:
     def _on_change(self, change: str, obj: dict[str, Any], listed: bool) -> None:
         """Queue the Instances a change concerns; what a listing found waits behind watch events (at start every
         object of a kind is listed: the Instances with work under way are queued first by `_start_leading`). An event
-        that only echoes what a settled pass of an Instance wrote queues no pass of that Instance (others' still), nor
-        does one that arrives during a pass of it (the pass's end judges it)."""
+        that only echoes what a settled pass of an Instance wrote queues no pass of that Instance (others' still)."""
         lane = Lane.LATER if listed else Lane.NORMAL
         keys = self._keys(obj)
-        for found in keys - self.runner.echo(change, obj, keys):
+        echoed = self.runner.echo(change, obj)
+        if echoed is not None:
+            keys.discard(echoed)
+        for found in keys:
             namespace, _, name = found.partition("/")
             if self.owns(namespace, name):
                 self.queue.add(found, lane)

@@ -66,13 +66,11 @@ class Runner:
         clock: Clock | None = None,
         emit: Emit | None = None,
         driver: str = MANAGER,
-        owed: Callable[[str], None] | None = None,
     ) -> None:
         self._kube, self._caches, self._settings = kube, caches, settings
         self._clock: Clock = clock or kube.clock
         self._emit = emit or (lambda _event: None)
         self.driver = driver
-        self._owed = owed or (lambda _key: None)  # queues a key whose failed pass deferred an event
         self._recent = RecentWrites()
         self._packages = PackageCache()
         self._echoes = Echoes()
@@ -86,12 +84,10 @@ class Runner:
         itself (the API unavailable, the Instance changing faster than it can be written) raises.
         """
         key = f"{namespace}/{name}"
-        self._echoes.begin(key)
         try:
             after, settled = self._attempts(namespace, name)
         except BaseException:
-            if self._echoes.settled(key, False, failed=True):
-                self._owed(key)  # news deferred during the pass: as if it had queued the key meanwhile
+            self._echoes.settled(key, False)
             raise
         if self._echoes.settled(key, settled):
             return 0.0  # the pass did not settle, and an event taken for the echo of its writes meanwhile is owed one
@@ -114,13 +110,10 @@ class Runner:
                 raise
         raise Conflict(f"cannot reconcile Instance {namespace}/{name}: it kept changing")
 
-    def echo(self, change: str, obj: Mapping[str, Any], keys: Iterable[str] = ()) -> set[str]:
-        """The Instances (`namespace/name`) that need no pass now for a watch event of `obj`: the one to which it
-        shows only what a settled pass of it wrote, and those of `keys` (the Instances it concerns) whose pass is
-        under way, which the pass's end judges (returning 0.0, or handing the key to `owed` when it fails)."""
-        echoed = self._echoes.heard(change, obj)
-        deferred = self._echoes.defer(change, obj, [k for k in keys if k != echoed])
-        return deferred | ({echoed} if echoed is not None else set())
+    def echo(self, change: str, obj: Mapping[str, Any]) -> str | None:
+        """The Instance (`namespace/name`) to which a watch event of `obj` shows only what a settled pass of it wrote
+        (it needs no pass for it), or None."""
+        return self._echoes.heard(change, obj)
 
     def serves(self, instance: Mapping[str, Any]) -> bool:
         annotations = (instance.get("metadata") or {}).get("annotations") or {}
@@ -146,10 +139,7 @@ class Runner:
         old_status = before.get("status") or {}
         if decision.status != old_status:
             instance = self._acting.write_status(instance, decision.status)
-        recorded = instance
         instance = self._acting.after(decision.actions, instance)
-        if instance is not recorded:
-            settled = False  # the Instance itself changed after deciding (a plan request cleared: a new generation)
         self._record(decision, instance, ObservedView(self._caches, self._recent))
         for prior, status in zip([old_status, *statuses], statuses, strict=False):
             for event in changes(namespace_of(instance), name_of(instance), prior, status):
@@ -174,11 +164,9 @@ class Runner:
         settled = False
         for _ in range(FOLLOW_UPS):
             if failures or not touched(decision.actions):
-                # nothing carried out: settled if nothing was recorded either, or if deciding again with what was
-                # recorded in view (a transition: a plan or step started or ended) starts nothing and records nothing
-                # more, so that the echo of the status write calls for no pass of its own
-                settled = not failures and (decision.status == (instance.get("status") or {})
-                                            or self._fixpoint(pkg, previous, instance, decision, now))
+                # nothing carried out: settled only if nothing was recorded either, for a decision that records a
+                # transition (a plan or step started) may start something once it is in view
+                settled = not failures and decision.status == (instance.get("status") or {})
                 break
             observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
             if not may_advance(packages, latest, observed):
@@ -196,14 +184,6 @@ class Runner:
                                 follow.requeue_after)
             statuses.append(decision.status)
         return decision, statuses, failed, settled
-
-    def _fixpoint(self, pkg: Package, previous: Package | None, instance: Json, decision: Decision,
-                  now: datetime) -> bool:
-        """Whether deciding again with `decision`'s status in view (the next pass's inputs but the time) would apply or
-        delete nothing and leave the status as it is."""
-        observed = ObservedView(self._caches, self._recent)
-        follow = decide(pkg, {**instance, "status": decision.status}, observed, now, self._settings, previous)
-        return not touched(follow.actions) and follow.status == decision.status
 
     def _release_orphan(self, instance: Json) -> None:
         """Remove what a deleted Instance without a package applied, then its finalizer (no cleanup plan)."""
