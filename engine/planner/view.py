@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.render.documents import unshared
+from engine.jsoncopy import copy_json
 
 __all__ = ["FINALIZER", "deleting", "generation", "given_parameters", "has_finalizer", "metadata", "name",
            "namespace", "plan_execution", "recorded_status", "spec", "status", "uid", "version_name"]
@@ -29,8 +29,8 @@ def spec(instance: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def status(instance: Mapping[str, Any]) -> Json:
     """A private deep copy of the recorded status, safe to change (plain data: every pass copies the whole status
-    of a long plan, `unshared` does it in C)."""
-    copied: Json = unshared(dict(mapping(instance.get("status"))))
+    of a long plan, `copy_json` does it in C)."""
+    copied: Json = copy_json(dict(mapping(instance.get("status"))))
     return copied
 
 

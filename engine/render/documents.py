@@ -5,22 +5,20 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-import msgspec
 import yaml
 
 from engine.errors import RenderError
+from engine.jsoncopy import copy_json
 from engine.render import fastyaml
 from engine.render.limits import Budget, LimitExceeded, measure
 from engine.yamlbounds import Bounded, OutOfBounds
 
-__all__ = ["parse_objects", "pyyaml_objects", "unshared"]
+__all__ = ["parse_objects", "pyyaml_objects"]
 
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_PACK = msgspec.msgpack.Encoder()
-_UNPACK = msgspec.msgpack.Decoder()
 
 
 class _Loader(Bounded, _BaseLoader):  # type: ignore[valid-type,misc]
@@ -77,7 +75,7 @@ def pyyaml_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]
             if document is None:
                 continue
             measure(document, budget)  # aliases may expand a small text into a huge value
-            objects.append(_checked(unshared(document), file, index, node.start_mark.line + 1))
+            objects.append(_checked(copy_json(document), file, index, node.start_mark.line + 1))
     except OutOfBounds as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
         raise RenderError(file, line, f"the rendered output {exc.problem} (rendered line {line})") from exc
@@ -94,26 +92,6 @@ def pyyaml_objects(text: str, file: str, budget: Budget) -> list[dict[str, Any]]
     finally:
         loader.dispose()
     return objects
-
-
-def unshared(value: Any) -> Any:
-    """A deep copy of plain data in which no two places share a dict or list (YAML aliases do share them): through
-    MessagePack (msgspec, in C; a tuple inside becomes a list), or walked in Python for what it does not carry (an
-    integer beyond 64 bits). Rendered objects and recorded statuses are copied on every pass that reads them."""
-    if not isinstance(value, dict | list):
-        return value
-    try:
-        return _UNPACK.decode(_PACK.encode(value))
-    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
-        return _walked(value)
-
-
-def _walked(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _walked(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_walked(item) for item in value]
-    return value
 
 
 def _checked(document: Any, file: str, index: int, line: int) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
+from engine.jsoncopy import copy_json
 from engine.model import Package
 from engine.render.cache import Lru
 from engine.render.context import RenderContext
-from engine.render.documents import unshared
 from engine.render.limits import Limits
 
 __all__ = ["RenderedTemplates", "frozen", "memo_key", "scene_key"]
@@ -37,11 +37,11 @@ class RenderedTemplates:
             self.misses += 1
             return None
         self.hits += 1
-        copy: Objects = unshared(objects)
+        copy: Objects = copy_json(objects)
         return copy
 
     def put(self, key: Hashable, objects: Objects) -> None:
-        self._entries.put(key, unshared(objects))
+        self._entries.put(key, copy_json(objects))
 
     def clear(self) -> None:
         self._entries.clear()
