@@ -106,7 +106,7 @@ def scenario(served: Served, observer: Kube, strategy: str, steps: int) -> dict[
         "api_requests_per_applied_object": per_unit(requests, objects),
         "reconciles": manager.metrics.reconciles,
     }
-    if cluster_cpu == cluster_cpu:  # not NaN: the cluster runs in a process of its own
+    if not math.isnan(cluster_cpu):  # the cluster runs in a process of its own
         figures["cluster_process_cpu_ms_per_step"] = round(cluster_cpu / steps * 1000, 2)
     return figures
 

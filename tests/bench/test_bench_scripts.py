@@ -23,7 +23,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "plan": (["--backend", "both", "--steps", "2"], [
         f"{backend}.{scenario}_2.{figure}" for backend in ("dev", "real") for scenario in ("chain_of", "parallel")
         for figure in ("wall_seconds", "api_round_trips", "simulator_latency_ms_per_step",
-                       "engine_overhead_per_step_excluding_simulator_ms", "api_requests_per_applied_object.apply")]),
+                       "engine_overhead_per_step_excluding_simulator_ms", "api_requests_per_applied_object.apply",
+                       "cluster_process_cpu_ms_per_step")]),
     "plan-thread": (["--backend", "dev", "--steps", "2", "--cluster", "thread"], [
         f"dev.{scenario}_2.{figure}" for scenario in ("chain_of", "parallel")
         for figure in ("wall_seconds", "simulator_latency_ms_per_step",
@@ -38,7 +39,9 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "instances": (["--instances", "6", "--backend", "dev"], [
         f"dev.{figure}" for figure in ("instances_per_second", "time_to_complete_seconds.p99",
                                        "api_writes_per_instance", "manager_threads_cpu_ms_per_instance",
-                                       "manager_side_max_rss_mib.after", "cluster_process.cpu_seconds")]),
+                                       "manager_side_max_rss_mib.after", "cluster_process.cpu_seconds",
+                                       "cluster_serving_cpu_ms_per_instance",
+                                       "until_idle.manager_threads_cpu_ms_per_instance")]),
     "instances-real": (["--instances", "2", "--backend", "real"], [
         f"real.{figure}" for figure in ("instances_per_second", "api_writes_per_instance",
                                         "manager_threads_cpu_ms_per_instance", "cluster_process.cpu_seconds")]),
