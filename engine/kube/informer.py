@@ -1,4 +1,5 @@
-"""Informer: one kind's objects (all namespaces) kept in memory by list + watch, resumed after cuts, relisted on 410."""
+"""Informer: one kind's objects (all namespaces, or one) kept in memory by list + watch, resumed after cuts, relisted
+on 410."""
 
 from __future__ import annotations
 
@@ -38,12 +39,15 @@ def key_of(obj: dict[str, Any]) -> Key:
 class Informer:
     """A cache of one kind, filled by `start()` (which lists before it returns) and kept by a watch thread.
 
-    It keeps objects compacted (engine.kube.compact): managedFields entries without their field sets."""
+    It keeps objects compacted (engine.kube.compact): managedFields entries without their field sets. With
+    `namespace`, it holds that namespace's objects only (of a namespaced kind)."""
 
     def __init__(
-        self, kube: Kube, api_version: str, kind: str, *, label_selector: str | None, notify: Notify
+        self, kube: Kube, api_version: str, kind: str, *, label_selector: str | None, notify: Notify,
+        namespace: str | None = None,
     ) -> None:
         self.api_version, self.kind, self.label_selector = api_version, kind, label_selector
+        self.namespace = namespace
         self._kube, self._notify = kube, notify
         self._objects: dict[Key, dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -105,8 +109,8 @@ class Informer:
 
     def _follow(self) -> None:
         """Apply watch events until stopped (the watch resumes by itself after stream ends and cuts)."""
-        watch = self._kube.watch(self.api_version, self.kind, label_selector=self.label_selector,
-                                 resource_version=self._version)
+        watch = self._kube.watch(self.api_version, self.kind, namespace=self.namespace,
+                                 label_selector=self.label_selector, resource_version=self._version)
         self._watch = watch
         if self._stopped.is_set():  # stop() ran before the watch existed
             watch.stop()
@@ -128,7 +132,8 @@ class Informer:
 
     def _relist(self) -> None:
         """Replace the cache with a fresh list, notifying what changed since the last one."""
-        items, version = self._kube.list_with_version(self.api_version, self.kind, label_selector=self.label_selector)
+        items, version = self._kube.list_with_version(self.api_version, self.kind, self.namespace,
+                                                      label_selector=self.label_selector)
         fresh = {key_of(obj): compact(obj) for obj in items}
         with self._lock:
             old, self._objects = self._objects, fresh

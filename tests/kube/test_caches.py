@@ -171,6 +171,37 @@ def test_a_declared_selector_holds_whichever_read_comes_first(kube: Kube, namesp
         caches.stop()
 
 
+@pytest.fixture
+def other_namespace(kube: Kube, namespace: str) -> Iterator[str]:
+    name = f"{namespace}-other"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    kube.delete("v1", "Namespace", name)
+
+
+def test_a_per_namespace_cache_holds_only_the_namespaces_read(kube: Kube, namespace: str, other_namespace: str) -> None:
+    """`kplan run`'s caches: each namespace read is listed and watched on its own, all of them only when listed."""
+    kube.create(configmap("here", namespace))
+    kube.create(configmap("there", other_namespace))
+    caches = Caches(kube, per_namespace=True)
+    changes, seen = Changes(), set()
+    caches.add_handler(changes)
+    caches.add_handler(lambda _change, obj: seen.add(obj["metadata"]["namespace"]))
+    try:
+        caches.ensure("v1", "ConfigMap")  # the Kube's namespace
+        kube.create(configmap("elsewhere", other_namespace))
+        kube.create(configmap("later", namespace))
+        changes.expect(named("ADDED", "later"))
+        assert seen == {namespace}
+        assert {o["metadata"]["name"] for o in caches.list("v1", "ConfigMap", namespace)} >= {"here", "later"}
+
+        assert caches.get("v1", "ConfigMap", "there", other_namespace) is not None  # a read there caches it too
+        everywhere = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in caches.list("v1", "ConfigMap")}
+        assert {(namespace, "here"), (other_namespace, "there"), (other_namespace, "elsewhere")} <= everywhere
+    finally:
+        caches.stop()
+
+
 def test_cached_objects_keep_who_manages_them_but_not_the_field_sets(kube: Kube, namespace: str,
                                                                      caches: Caches) -> None:
     kube.apply(configmap("settings", namespace, {"a": "1"}), field_manager="first")
