@@ -43,7 +43,8 @@ class Driver:
         (see `warm`)."""
         self._kube, self.namespace, self.name = kube, namespace, name
         self._kinds = frozenset(kinds)
-        self._caches = Caches(kube, per_namespace=True)  # one Instance's namespace, not the cluster's
+        # one Instance's namespace, not the cluster's; each kind filled by one watch, not a list and a watch
+        self._caches = Caches(kube, per_namespace=True, watch_lists=True)
         self._runner = Runner(kube, self._caches, emit=emit, driver=CLI)
         self._driven = frozenset({key(namespace, name)})  # replaced, never changed: handlers read it from other threads
         self._wake = threading.Event()

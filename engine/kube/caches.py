@@ -29,7 +29,8 @@ class Caches:
 
     With `per_namespace`, a namespaced kind gets one informer per namespace it is read in instead (a list of all
     namespaces, one of its own): what drives one Instance (`kplan run`) lists and watches the namespaces it reads,
-    not the whole cluster, so it lists less and needs no rights beyond them.
+    not the whole cluster, so it lists less and needs no rights beyond them. With `watch_lists`, each informer
+    starts with one watch that streams the objects there are first, instead of a list and a watch (Informer).
 
     A kind is cached with the label selector declared for it in `selectors` (whatever first reads it), else
     with that of its first `ensure`: objects the selector does not match are absent from the cache. Declare a
@@ -40,10 +41,10 @@ class Caches:
     """
 
     def __init__(self, kube: Kube, *, selectors: dict[tuple[str, str], str] | None = None,
-                 per_namespace: bool = False) -> None:
+                 per_namespace: bool = False, watch_lists: bool = False) -> None:
         self._kube = kube
         self._selectors = dict(selectors or {})  # (apiVersion, kind) -> label selector
-        self._per_namespace = per_namespace
+        self._per_namespace, self._watch_lists = per_namespace, watch_lists
         self._informers: dict[Key, Informer] = {}
         self._starting: dict[Key, threading.Lock] = {}
         self._filling: dict[Key, tuple[int, Informer]] = {}  # informers whose first list is being read
@@ -127,7 +128,7 @@ class Caches:
         api_version, kind, scope = key
         selector = label_selector if label_selector is not None else self._selectors.get((api_version, kind))
         informer = Informer(self._kube, api_version, kind, label_selector=selector, notify=self._notify,
-                            namespace=scope)
+                            namespace=scope, watch_list=self._watch_lists)
         with self._lock:
             self._filling[key] = (threading.get_ident(), informer)
         try:

@@ -279,6 +279,45 @@ def test_the_cache_recovers_after_the_server_fails_for_a_while(
     assert own_caches.get("v1", "ConfigMap", "settings", "default")["data"] == {"n": "2"}
 
 
+def test_a_watch_list_fills_the_cache_and_follows_it_with_one_request(kube: Kube, namespace: str) -> None:
+    kube.create(configmap("before", namespace, {"a": "1"}))
+    caches = Caches(kube, watch_lists=True)
+    changes = Changes()
+    caches.add_handler(changes)
+    try:
+        caches.ensure("v1", "ConfigMap")
+        assert caches.get("v1", "ConfigMap", "before", namespace)["data"] == {"a": "1"}
+        kube.patch("v1", "ConfigMap", "before", namespace, {"data": {"a": "2"}})
+        kube.create(configmap("after", namespace))
+
+        changes.expect(named("MODIFIED", "before", a="2"))
+        changes.expect(named("ADDED", "after"))
+        assert (kube.requests["list"], kube.requests["watch"]) == (0, 1)
+    finally:
+        caches.stop()
+
+
+@pytest.mark.parametrize("fault", [FaultProfile(watch_max_events=1), FaultProfile(expire_next_watch=True)],
+                         ids=["cut before the initial events end", "410 expired"])
+def test_a_watch_list_that_fails_falls_back_to_a_list(own_cluster: DevCluster, own_kube: Kube,
+                                                      fault: FaultProfile) -> None:
+    for name in ("one", "two"):
+        own_kube.apply(configmap(name, "default"))
+    own_cluster.faults = fault
+    caches = Caches(own_kube, watch_lists=True)
+    changes = Changes()
+    caches.add_handler(changes)
+    try:
+        caches.ensure("v1", "ConfigMap")
+        assert {"one", "two"} <= {o["metadata"]["name"] for o in caches.list("v1", "ConfigMap", "default")}
+        own_kube.apply(configmap("three", "default"))
+
+        changes.expect(named("ADDED", "three"))
+        assert own_kube.requests["list"] == 1
+    finally:
+        caches.stop()
+
+
 def test_custom_resources_are_cached_like_built_in_kinds(kube: Kube, namespace: str, caches: Caches) -> None:
     group = f"{namespace}.caches.tests.kplan.dev"
     install_crd(kube, crd(group, "Widget"))
