@@ -112,6 +112,8 @@ class Informer:
                         exc_info=not isinstance(exc, KplanError))
                 self._kube.clock.wait(self._stopped, delay)
                 delay = min(delay * 2, BACKOFF_MAX)
+        if handed is not None:  # stopped before it was followed
+            handed.close()
 
     def _follow(self, watch: Watch | None = None) -> None:
         """Apply watch events until stopped (the watch resumes by itself after stream ends and cuts), of `watch` when
