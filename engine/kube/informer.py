@@ -60,7 +60,7 @@ class Informer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """List (errors reach the caller), then keep watching in a daemon thread."""
+        """Fill the cache (a list's errors reach the caller), then keep watching in a daemon thread."""
         handed = self._watched_list() if self._watch_list else None
         if handed is None:
             self._relist()
