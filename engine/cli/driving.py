@@ -43,7 +43,8 @@ class Driver:
         (see `warm`)."""
         self._kube, self.namespace, self.name = kube, namespace, name
         self._kinds = frozenset(kinds)
-        self._caches = Caches(kube)
+        # one Instance's namespace, not the cluster's; each kind filled by one watch, not a list and a watch
+        self._caches = Caches(kube, per_namespace=True, watch_lists=True)
         self._runner = Runner(kube, self._caches, emit=emit, driver=CLI)
         self._driven = frozenset({key(namespace, name)})  # replaced, never changed: handlers read it from other threads
         self._wake = threading.Event()
@@ -128,7 +129,7 @@ class Driver:
 
         def ensure(kind: Kind) -> None:
             try:
-                self._caches.ensure(*kind)
+                self._caches.ensure(*kind, namespace=self.namespace)
             except KplanError as err:
                 log.debug("cache of %s not started ahead: %s", kind[1], err)
 
@@ -136,7 +137,7 @@ class Driver:
                    for kind in sorted(kinds)]
         for thread in threads:
             thread.start()
-        self._caches.ensure(*INSTANCE)
+        self._caches.ensure(*INSTANCE, namespace=self.namespace)
         for thread in threads:
             thread.join()
 

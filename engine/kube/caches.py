@@ -21,10 +21,16 @@ Handler = Callable[[str, dict[str, Any]], None]  # (change, a copy of the object
 # (change, the cached object itself, listed: True when a listing found the change — the initial one or one after
 # a watch expired —, False for a watch event)
 Reader = Callable[[str, dict[str, Any], bool], None]
+Key = tuple[str, str, str | None]  # apiVersion, kind, the namespace cached (None: all, or a cluster-scoped kind)
 
 
 class Caches:
     """One informer per kind (all namespaces), started on first use; reads never go to the server.
+
+    With `per_namespace`, a namespaced kind gets one informer per namespace it is read in instead (a list of all
+    namespaces, one of its own): what drives one Instance (`kplan run`) lists and watches the namespaces it reads,
+    not the whole cluster, so it lists less and needs no rights beyond them. With `watch_lists`, each informer
+    starts with one watch that streams the objects there are first, instead of a list and a watch (Informer).
 
     A kind is cached with the label selector declared for it in `selectors` (whatever first reads it), else
     with that of its first `ensure`: objects the selector does not match are absent from the cache. Declare a
@@ -34,19 +40,24 @@ class Caches:
     back whole.
     """
 
-    def __init__(self, kube: Kube, *, selectors: dict[tuple[str, str], str] | None = None) -> None:
+    def __init__(self, kube: Kube, *, selectors: dict[tuple[str, str], str] | None = None,
+                 per_namespace: bool = False, watch_lists: bool = False) -> None:
         self._kube = kube
         self._selectors = dict(selectors or {})  # (apiVersion, kind) -> label selector
-        self._informers: dict[tuple[str, str], Informer] = {}
-        self._starting: dict[tuple[str, str], threading.Lock] = {}
-        self._filling: dict[tuple[str, str], tuple[int, Informer]] = {}  # kinds whose first list is being read
+        self._per_namespace, self._watch_lists = per_namespace, watch_lists
+        self._informers: dict[Key, Informer] = {}
+        self._starting: dict[Key, threading.Lock] = {}
+        self._filling: dict[Key, tuple[int, Informer]] = {}  # informers whose first list is being read
         self._handlers: list[Handler] = []
         self._readers: list[Reader] = []
         self._lock = threading.Lock()
 
-    def ensure(self, api_version: str, kind: str, *, label_selector: str | None = None) -> None:
-        """Cache `kind` from now on; returns once its initial list is in. ValueError on a different selector."""
-        self._informer(api_version, kind, label_selector)
+    def ensure(self, api_version: str, kind: str, *, label_selector: str | None = None,
+               namespace: str | None = None) -> None:
+        """Cache `kind` from now on; returns once its initial list is in. ValueError on a different selector.
+        `namespace` (default: the Kube's) is the one cached when `per_namespace`."""
+        self._informer(api_version, kind, self._scope(api_version, kind, namespace or self._kube.namespace),
+                       label_selector)
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         """The cached object (a copy), None when absent; a namespaced kind defaults to the Kube's namespace."""
@@ -55,15 +66,15 @@ class Caches:
 
     def shared(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         """`get` without the copy: the cached object itself, which the caller must only read."""
-        informer = self._informer(api_version, kind)
         namespaced = self._kube.resource(api_version, kind).namespaced
-        return informer.shared((namespace or self._kube.namespace) if namespaced else None, name)
+        where = (namespace or self._kube.namespace) if namespaced else None
+        return self._informer(api_version, kind, where if self._per_namespace else None).shared(where, name)
 
     def list(self, api_version: str, kind: str, namespace: str | None = None,
              where: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
         """Cached objects (copies) in `namespace`, or in all namespaces when None, sorted by namespace/name;
         with `where`, only those it accepts (it reads the cached object itself and must not change it)."""
-        return self._informer(api_version, kind).list(namespace, where)
+        return self._informer(api_version, kind, self._scope(api_version, kind, namespace)).list(namespace, where)
 
     def add_handler(self, callback: Handler) -> None:
         """Call `callback(type, object)` for every ADDED, MODIFIED and DELETED of every cached kind."""
@@ -83,8 +94,15 @@ class Caches:
         for informer in informers:
             informer.stop()
 
-    def _informer(self, api_version: str, kind: str, label_selector: str | None = None) -> Informer:
-        key = (api_version, kind)
+    def _scope(self, api_version: str, kind: str, namespace: str | None) -> str | None:
+        """The namespace whose informer serves a read of `kind` in `namespace` (None: the one of all namespaces)."""
+        if not self._per_namespace or namespace is None:
+            return None
+        return namespace if self._kube.resource(api_version, kind).namespaced else None
+
+    def _informer(self, api_version: str, kind: str, scope: str | None = None,
+                  label_selector: str | None = None) -> Informer:
+        key = (api_version, kind, scope)
         # A kind cached already (every read of a pass after the first): no lock to take and no lock made for its
         # start (a dict read is atomic; the informer is only ever replaced by stop(), which empties the map).
         started = self._informers.get(key)
@@ -105,10 +123,12 @@ class Caches:
             raise ValueError(f"{kind} is already cached with label selector {informer.label_selector!r}")
         return informer
 
-    def _started(self, key: tuple[str, str], label_selector: str | None) -> Informer:
+    def _started(self, key: Key, label_selector: str | None) -> Informer:
         """A new informer of `key`, its first list in (called holding the kind's start lock)."""
-        selector = label_selector if label_selector is not None else self._selectors.get(key)
-        informer = Informer(self._kube, *key, label_selector=selector, notify=self._notify)
+        api_version, kind, scope = key
+        selector = label_selector if label_selector is not None else self._selectors.get((api_version, kind))
+        informer = Informer(self._kube, api_version, kind, label_selector=selector, notify=self._notify,
+                            namespace=scope, watch_list=self._watch_lists)
         with self._lock:
             self._filling[key] = (threading.get_ident(), informer)
         try:

@@ -249,13 +249,16 @@ class Kube:
         field_selector: str | None = None,
         resource_version: str | None = None,
         timeout: float | None = None,
+        initial_events: bool = False,
     ) -> Watch:
         """(type, object) for each change after `resource_version` until `timeout`, resuming after cuts;
-        raises Expired when the server no longer has that version (list again)."""
+        raises Expired when the server no longer has that version (list again). With `initial_events`, the objects
+        there are now come first (engine.kube.watching.Watch)."""
         resource = self.resource(api_version, kind)
         query = selector_query(label_selector, field_selector)
         return Watch(self.transport, resource, namespace if resource.namespaced else None, query,
-                     resource_version=resource_version, timeout=timeout, clock=self.clock)
+                     resource_version=resource_version, timeout=timeout, clock=self.clock,
+                     initial_events=initial_events)
 
     def wait_for(
         self,

@@ -1,4 +1,5 @@
-"""Informer: one kind's objects (all namespaces) kept in memory by list + watch, resumed after cuts, relisted on 410."""
+"""Informer: one kind's objects (all namespaces, or one) kept in memory by list + watch, resumed after cuts, relisted
+on 410."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ __all__ = ["Informer"]
 
 log = logging.getLogger(__name__)
 
-ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+ADDED, MODIFIED, DELETED, BOOKMARK = "ADDED", "MODIFIED", "DELETED", "BOOKMARK"
 BACKOFF_START, BACKOFF_MAX = 0.5, 30.0  # seconds between attempts while the server fails
 
 Key = tuple[str, str]  # namespace ("" when cluster-scoped), name
+Objects = list[dict[str, Any]]
 Notify = Callable[[str, dict[str, Any], bool], None]  # (change, the cached object, whether a listing found it)
 
 
@@ -38,12 +40,17 @@ def key_of(obj: dict[str, Any]) -> Key:
 class Informer:
     """A cache of one kind, filled by `start()` (which lists before it returns) and kept by a watch thread.
 
-    It keeps objects compacted (engine.kube.compact): managedFields entries without their field sets."""
+    It keeps objects compacted (engine.kube.compact): managedFields entries without their field sets. With
+    `namespace`, it holds that namespace's objects only (of a namespaced kind). With `watch_list`, it is filled by
+    a watch that starts with the objects there are now (`sendInitialEvents`, served since Kubernetes 1.34), which
+    it goes on following: one request where a list and a watch are two; a server that refuses it is listed."""
 
     def __init__(
-        self, kube: Kube, api_version: str, kind: str, *, label_selector: str | None, notify: Notify
+        self, kube: Kube, api_version: str, kind: str, *, label_selector: str | None, notify: Notify,
+        namespace: str | None = None, watch_list: bool = False,
     ) -> None:
         self.api_version, self.kind, self.label_selector = api_version, kind, label_selector
+        self.namespace, self._watch_list = namespace, watch_list
         self._kube, self._notify = kube, notify
         self._objects: dict[Key, dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -53,9 +60,11 @@ class Informer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """List (errors reach the caller), then keep watching in a daemon thread."""
-        self._relist()
-        self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind}", daemon=True)
+        """Fill the cache (a list's errors reach the caller), then keep watching in a daemon thread."""
+        handed = self._watched_list() if self._watch_list else None
+        if handed is None:
+            self._relist()
+        self._thread = threading.Thread(target=self._run, args=(handed,), name=f"informer-{self.kind}", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -82,13 +91,14 @@ class Informer:
             found = [obj for key, obj in self._objects.items() if namespace is None or key[0] == namespace]
         return [copied(obj) for obj in sorted(found, key=key_of) if where is None or where(obj)]
 
-    def _run(self) -> None:
+    def _run(self, handed: Watch | None = None) -> None:
         delay = BACKOFF_START
         while not self._stopped.is_set():
             try:
                 if self._version is None:
                     self._relist()
-                self._follow()
+                watch, handed = handed, None
+                self._follow(watch)
                 delay = BACKOFF_START
             except Expired:
                 log.info("watch expired, listing again", extra={"kind": self.kind})
@@ -102,11 +112,15 @@ class Informer:
                         exc_info=not isinstance(exc, KplanError))
                 self._kube.clock.wait(self._stopped, delay)
                 delay = min(delay * 2, BACKOFF_MAX)
+        if handed is not None:  # stopped before it was followed
+            handed.close()
 
-    def _follow(self) -> None:
-        """Apply watch events until stopped (the watch resumes by itself after stream ends and cuts)."""
-        watch = self._kube.watch(self.api_version, self.kind, label_selector=self.label_selector,
-                                 resource_version=self._version)
+    def _follow(self, watch: Watch | None = None) -> None:
+        """Apply watch events until stopped (the watch resumes by itself after stream ends and cuts), of `watch` when
+        one is handed on, else of a new one from the version the cache holds."""
+        if watch is None:
+            watch = self._kube.watch(self.api_version, self.kind, namespace=self.namespace,
+                                     label_selector=self.label_selector, resource_version=self._version)
         self._watch = watch
         if self._stopped.is_set():  # stop() ran before the watch existed
             watch.stop()
@@ -126,9 +140,31 @@ class Informer:
                 self._objects[key_of(obj)] = obj
         self._notify(change, obj, False)
 
+    def _watched_list(self) -> Watch | None:
+        """Fill the cache from a watch's initial events; the watch, to go on with, or None when the server refused it
+        or its stream ended before the bookmark that ends them (then the caller lists)."""
+        watch = self._kube.watch(self.api_version, self.kind, namespace=self.namespace,
+                                 label_selector=self.label_selector, initial_events=True)
+        self._watch = watch
+        items: Objects = []
+        try:
+            for change, obj in watch:
+                if change == BOOKMARK:
+                    self._replace(items, watch.resource_version or "")
+                    return watch
+                items.append(obj)  # only ADDED events come before that bookmark
+        except KplanError as err:
+            log.info("watch list not served, listing: %s", err, extra={"kind": self.kind})
+        watch.close()
+        return None
+
     def _relist(self) -> None:
         """Replace the cache with a fresh list, notifying what changed since the last one."""
-        items, version = self._kube.list_with_version(self.api_version, self.kind, label_selector=self.label_selector)
+        self._replace(*self._kube.list_with_version(self.api_version, self.kind, self.namespace,
+                                                    label_selector=self.label_selector))
+
+    def _replace(self, items: Objects, version: str) -> None:
+        """Make `items` (all there are, as of `version`) the cache, notifying what changed since the last fill."""
         fresh = {key_of(obj): compact(obj) for obj in items}
         with self._lock:
             old, self._objects = self._objects, fresh

@@ -12,11 +12,12 @@ from engine.kube.discovery import Resource
 from engine.kube.errors import status_error
 from engine.kube.transport import Stream, Transport
 
-__all__ = ["SERVER_TIMEOUT", "Watch"]
+__all__ = ["INITIAL_EVENTS_END", "SERVER_TIMEOUT", "Watch"]
 
 SERVER_TIMEOUT = 300  # seconds a single stream is asked to last when the watch itself has no deadline
 READ_GRACE = 15.0  # seconds past the server's timeout after which a silent stream counts as cut
 QUIET_RECONNECT_DELAY = 1.0  # pause before reconnecting after a stream that ended at once with nothing
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"  # the annotation of the bookmark that ends the initial events
 
 Event = tuple[str, dict[str, Any]]
 
@@ -27,6 +28,10 @@ class Watch(Iterator[Event]):
     A stream the server ends or that is cut is reopened from `resource_version`, so iteration ends only at
     the deadline or after `stop()`. Raises Expired (410) when that version is gone, and the kplan error
     when the server cannot be reached. `stop()` may be called from any thread.
+
+    With `initial_events`, the watch starts with an ADDED event for each object there is now (a "watch list",
+    `sendInitialEvents`), and the bookmark that ends them is yielded as ("BOOKMARK", object); iteration ends
+    when the first stream ends before it (`resource_version` means nothing until then).
     """
 
     def __init__(
@@ -39,8 +44,10 @@ class Watch(Iterator[Event]):
         resource_version: str | None,
         timeout: float | None,
         clock: Clock,
+        initial_events: bool = False,
     ) -> None:
         self.resource_version = resource_version or None
+        self.initial_events = initial_events  # still to come: cleared by the bookmark that ends them
         self._transport, self._resource, self._namespace = transport, resource, namespace
         self._query = dict(query)
         self._clock = clock
@@ -77,6 +84,8 @@ class Watch(Iterator[Event]):
             remaining = self._remaining()
             started = self._clock.monotonic()
             received = yield from self._one_stream(remaining)
+            if self.initial_events:
+                return
             if not received and self._clock.monotonic() - started < QUIET_RECONNECT_DELAY:
                 self._clock.wait(self._stopped, min(QUIET_RECONNECT_DELAY, self._remaining() or QUIET_RECONNECT_DELAY))
 
@@ -115,11 +124,16 @@ class Watch(Iterator[Event]):
         if version:
             self.resource_version = str(version)
         if kind == "BOOKMARK":
-            return None
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            if not (self.initial_events and annotations.get(INITIAL_EVENTS_END) == "true"):
+                return None
+            self.initial_events = False
         return kind, obj
 
     def _stream_query(self, seconds: int) -> dict[str, str]:
         query = {**self._query, "watch": "true", "allowWatchBookmarks": "true", "timeoutSeconds": str(seconds)}
+        if self.initial_events:
+            query.update(sendInitialEvents="true", resourceVersionMatch="NotOlderThan")
         if self.resource_version:
             query["resourceVersion"] = self.resource_version
         return query

@@ -171,6 +171,37 @@ def test_a_declared_selector_holds_whichever_read_comes_first(kube: Kube, namesp
         caches.stop()
 
 
+@pytest.fixture
+def other_namespace(kube: Kube, namespace: str) -> Iterator[str]:
+    name = f"{namespace}-other"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    kube.delete("v1", "Namespace", name)
+
+
+def test_a_per_namespace_cache_holds_only_the_namespaces_read(kube: Kube, namespace: str, other_namespace: str) -> None:
+    """`kplan run`'s caches: each namespace read is listed and watched on its own, all of them only when listed."""
+    kube.create(configmap("here", namespace))
+    kube.create(configmap("there", other_namespace))
+    caches = Caches(kube, per_namespace=True)
+    changes, seen = Changes(), set()
+    caches.add_handler(changes)
+    caches.add_handler(lambda _change, obj: seen.add(obj["metadata"]["namespace"]))
+    try:
+        caches.ensure("v1", "ConfigMap")  # the Kube's namespace
+        kube.create(configmap("elsewhere", other_namespace))
+        kube.create(configmap("later", namespace))
+        changes.expect(named("ADDED", "later"))
+        assert seen == {namespace}
+        assert {o["metadata"]["name"] for o in caches.list("v1", "ConfigMap", namespace)} >= {"here", "later"}
+
+        assert caches.get("v1", "ConfigMap", "there", other_namespace) is not None  # a read there caches it too
+        everywhere = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in caches.list("v1", "ConfigMap")}
+        assert {(namespace, "here"), (other_namespace, "there"), (other_namespace, "elsewhere")} <= everywhere
+    finally:
+        caches.stop()
+
+
 def test_cached_objects_keep_who_manages_them_but_not_the_field_sets(kube: Kube, namespace: str,
                                                                      caches: Caches) -> None:
     kube.apply(configmap("settings", namespace, {"a": "1"}), field_manager="first")
@@ -246,6 +277,45 @@ def test_the_cache_recovers_after_the_server_fails_for_a_while(
     changes.expect(named("MODIFIED", "settings", n="1"))
     changes.expect(named("MODIFIED", "settings", n="2"))
     assert own_caches.get("v1", "ConfigMap", "settings", "default")["data"] == {"n": "2"}
+
+
+def test_a_watch_list_fills_the_cache_and_follows_it_with_one_request(kube: Kube, namespace: str) -> None:
+    kube.create(configmap("before", namespace, {"a": "1"}))
+    caches = Caches(kube, watch_lists=True)
+    changes = Changes()
+    caches.add_handler(changes)
+    try:
+        caches.ensure("v1", "ConfigMap")
+        assert caches.get("v1", "ConfigMap", "before", namespace)["data"] == {"a": "1"}
+        kube.patch("v1", "ConfigMap", "before", namespace, {"data": {"a": "2"}})
+        kube.create(configmap("after", namespace))
+
+        changes.expect(named("MODIFIED", "before", a="2"))
+        changes.expect(named("ADDED", "after"))
+        assert (kube.requests["list"], kube.requests["watch"]) == (0, 1)
+    finally:
+        caches.stop()
+
+
+@pytest.mark.parametrize("fault", [FaultProfile(watch_max_events=1), FaultProfile(expire_next_watch=True)],
+                         ids=["cut before the initial events end", "410 expired"])
+def test_a_watch_list_that_fails_falls_back_to_a_list(own_cluster: DevCluster, own_kube: Kube,
+                                                      fault: FaultProfile) -> None:
+    for name in ("one", "two"):
+        own_kube.apply(configmap(name, "default"))
+    own_cluster.faults = fault
+    caches = Caches(own_kube, watch_lists=True)
+    changes = Changes()
+    caches.add_handler(changes)
+    try:
+        caches.ensure("v1", "ConfigMap")
+        assert {"one", "two"} <= {o["metadata"]["name"] for o in caches.list("v1", "ConfigMap", "default")}
+        own_kube.apply(configmap("three", "default"))
+
+        changes.expect(named("ADDED", "three"))
+        assert own_kube.requests["list"] == 1
+    finally:
+        caches.stop()
 
 
 def test_custom_resources_are_cached_like_built_in_kinds(kube: Kube, namespace: str, caches: Caches) -> None:
