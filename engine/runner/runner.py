@@ -217,16 +217,19 @@ class Runner:
             return None
 
     def _operator_version(self, namespace: str, name: str) -> Json | None:
-        """From the cache; a miss asks the server (the OperatorVersion may be newer than the cache)."""
-        cached = self._caches.get(*OPERATOR_VERSION, name, namespace)
+        """From the cache (the cached object itself: a pass only reads it, and a copy of a long package's files cost
+        every pass a deep copy); a miss asks the server (the OperatorVersion may be newer than the cache)."""
+        cached = self._caches.shared(*OPERATOR_VERSION, name, namespace)
         return cached if cached is not None else self._kube.get(*OPERATOR_VERSION, name, namespace)
 
     # --- reading the Instance --------------------------------------------------------------
 
     def _cached_instance(self, namespace: str, name: str) -> Json | None:
-        """From the cache; a miss asks the server (a new Instance may not be in the cache yet)."""
+        """From the cache, the cached object itself (a pass never changes the Instance it read: it writes new ones, and
+        a copy of a long plan's status cost every pass a deep copy on the way to its first request); a miss asks the
+        server (a new Instance may not be in the cache yet)."""
         ref = Ref(*INSTANCE, namespace, name)
-        found = self._recent.resolve(ref, self._caches.get(*INSTANCE, name, namespace))
+        found = self._recent.resolve(ref, self._caches.shared(*INSTANCE, name, namespace))
         return found if found is not None else self._fresh_instance(namespace, name)
 
     def _fresh_instance(self, namespace: str, name: str) -> Json | None:
