@@ -27,7 +27,7 @@ from engine.planner import (
     decide,
     record_failures,
 )
-from engine.planner.follow import may_advance
+from engine.planner.follow import ends_run, may_advance
 from engine.runner.acting import Acting, instance_key
 from engine.runner.echoes import Echoes
 from engine.runner.events import RunEvent, changes
@@ -165,8 +165,11 @@ class Runner:
         for _ in range(FOLLOW_UPS):
             if failures or not touched(decision.actions):
                 # nothing carried out: settled only if nothing was recorded either, for a decision that records a
-                # transition (a plan or step started) may start something once it is in view
-                settled = not failures and decision.status == (instance.get("status") or {})
+                # transition (a plan or step started) may start something once it is in view — unless all it
+                # recorded is the end of the run in progress (each Instance's last pass would be followed by one
+                # more over its own status write)
+                settled = not failures and (decision.status == (instance.get("status") or {})
+                                            or ends_run(instance, decision))
                 break
             observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
             if not may_advance(packages, latest, observed):
