@@ -36,15 +36,25 @@ def query_string(query: Mapping[str, str] | None) -> str:
 
 def plain_json(value: Any) -> bool:
     """Whether `value` is made of JSON's own types only (dicts with text keys, lists, text, numbers, booleans,
-    None): then the client's JSON encoder takes it as it is."""
-    kind = value.__class__
-    if kind in _PLAIN:
-        return True
-    if kind is dict:
-        return all(k.__class__ is str and plain_json(v) for k, v in value.items())
-    if kind is list or kind is tuple:
-        return all(plain_json(v) for v in value)
-    return False
+    None): then the client's JSON encoder takes it as it is. A loop over a stack, not a recursion: every status
+    write asks it of an Instance's whole status."""
+    stack = [value]
+    pop, extend, plain = stack.pop, stack.extend, _PLAIN
+    while stack:
+        item = pop()
+        kind = item.__class__
+        if kind in plain:
+            continue
+        if kind is dict:
+            for key in item:
+                if key.__class__ is not str:
+                    return False
+            extend(item.values())
+        elif kind is list or kind is tuple:
+            extend(item)
+        else:
+            return False
+    return True
 
 
 class Wire:

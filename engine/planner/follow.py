@@ -1,4 +1,5 @@
-"""Whether a decision made right after carrying out some actions could start anything those did not."""
+"""Whether a decision made right after another (carrying out its actions, recording its status) could start anything
+that one did not."""
 
 from __future__ import annotations
 
@@ -7,10 +8,24 @@ from typing import Any
 
 from engine import health
 from engine.model import Package
-from engine.planner.actions import Action, Apply, Delete
+from engine.planner import view
+from engine.planner.actions import (
+    Action,
+    AddFinalizer,
+    Apply,
+    ClearPlanExecution,
+    Decision,
+    Delete,
+    GenerateParameters,
+    RemoveFinalizer,
+)
 from engine.planner.refs import Ref
+from engine.planner.status import TERMINAL
 
-__all__ = ["may_advance"]
+__all__ = ["ends_run", "may_advance"]
+
+# Actions that change the cluster or the Instance beyond its status: a decision after them sees something new.
+ACTING = (Apply, Delete, AddFinalizer, ClearPlanExecution, RemoveFinalizer, GenerateParameters)
 
 Observed = Mapping[Ref, Mapping[str, Any]]
 
@@ -35,3 +50,28 @@ def all_healthy(objects: Iterable[Mapping[str, Any]], pkg: Package, observed: Ob
         if health.compute(observed.get(ref), pkg.health, ref=str(ref)).health is not health.Health.HEALTHY:
             return False
     return True
+
+
+def ends_run(instance: Mapping[str, Any], decision: Decision) -> bool:
+    """Whether `decision` about `instance` (as read before it) only ended the active plan's run: it acts on nothing
+    but the status, the Instance is not being deleted, and the run in progress before (the same plan and uid) is
+    COMPLETE or FATAL_ERROR in the new status.
+
+    Deciding again with that status in view is bound to start nothing and record nothing new: a plan waiting for
+    this one starts in the decision that ends it, that decision checked the drift of every step of the ended plan as
+    the next would, and it already recorded the request, generation and conditions a next one would (a run it
+    started itself is excluded: its plan request is cleared only by the next decision).
+    """
+    if view.deleting(instance) or any(isinstance(a, ACTING) for a in decision.actions):
+        return False
+    before, after = active_run(view.recorded_status(instance)), active_run(decision.status)
+    return before is not None and before[:2] == (after or ())[:2] and before[2] not in TERMINAL \
+        and after is not None and after[2] in TERMINAL
+
+
+def active_run(status: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(plan, uid, status) of the active plan's record, or None when there is no run with a uid."""
+    name = str((status.get("activePlan") or {}).get("name") or "")
+    record = (status.get("plans") or {}).get(name) or {}
+    uid = str(record.get("uid") or "")
+    return (name, uid, str(record.get("status") or "")) if name and uid else None

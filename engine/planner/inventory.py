@@ -17,7 +17,9 @@ PRUNED_PLANS = frozenset({"deploy", "update", "upgrade"})
 
 
 def entries(status: Mapping[str, Any]) -> list[Json]:
-    return [dict(e) for e in status.get("appliedResources") or [] if isinstance(e, Mapping)]
+    """The inventory's entries, to read (a pass's status is its own copy: its entries are not copied again)."""
+    return [e if e.__class__ is dict else dict(e) for e in status.get("appliedResources") or []
+            if e.__class__ is dict or isinstance(e, Mapping)]
 
 
 def paired(items: Iterable[Json]) -> list[Entry]:

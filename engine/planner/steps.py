@@ -198,7 +198,7 @@ def heal_step(plan: PlanScope, step: Step, record: Mapping[str, Any],
     complete = record.get("status") == PlanStatus.COMPLETE
     seen = clean_key(plan, step, complete, later)
     if seen is not None and (kept := CLEAN.get(seen[0])) is not None and all(map(is_, kept, seen[1])):
-        return StepResult(dict(record))
+        return StepResult(record)  # type: ignore[arg-type]  # the decision's own copy, passed on unchanged
     scope = plan.of(step)
     actions: list[Action] = []
     events: list[Event] = []

@@ -18,6 +18,7 @@ __all__ = ["ObservedView", "RecentWrites", "newer"]
 
 Json = dict[str, Any]
 T = TypeVar("T")
+UNSEEN: Any = object()  # ObservedView: not read yet this pass
 
 
 def version_of(obj: Mapping[str, Any] | None) -> int | None:
@@ -138,12 +139,12 @@ class ObservedView(Mapping[Ref, Json]):
         return self._caches.list("v1", "Pod", str(namespace), where=controlled)
 
     def _lookup(self, ref: Ref) -> Json | None:
-        """One read per ref and pass, so a decision sees one consistent answer for each object."""
-        try:
-            return self._seen[ref]
-        except KeyError:
+        """One read per ref and pass, so a decision sees one consistent answer for each object (a first read costs no
+        KeyError raised and caught: a pass over a long plan reads every object of it once)."""
+        found: Json | None = self._seen.get(ref, UNSEEN)
+        if found is UNSEEN:
             found = self._seen[ref] = self._recent.resolve(ref, self._cached(ref))
-            return found
+        return found
 
     def _cached(self, ref: Ref) -> Json | None:
         try:

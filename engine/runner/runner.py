@@ -27,7 +27,7 @@ from engine.planner import (
     decide,
     record_failures,
 )
-from engine.planner.follow import may_advance
+from engine.planner.follow import ends_run, may_advance
 from engine.runner.acting import Acting, instance_key
 from engine.runner.echoes import Echoes
 from engine.runner.events import RunEvent, changes
@@ -165,8 +165,11 @@ class Runner:
         for _ in range(FOLLOW_UPS):
             if failures or not touched(decision.actions):
                 # nothing carried out: settled only if nothing was recorded either, for a decision that records a
-                # transition (a plan or step started) may start something once it is in view
-                settled = not failures and decision.status == (instance.get("status") or {})
+                # transition (a plan or step started) may start something once it is in view — unless all it
+                # recorded is the end of the run in progress (each Instance's last pass would be followed by one
+                # more over its own status write)
+                settled = not failures and (decision.status == (instance.get("status") or {})
+                                            or ends_run(instance, decision))
                 break
             observed = ObservedView(self._caches, self._recent)  # a view reads each object once: read again
             if not may_advance(packages, latest, observed):
@@ -217,16 +220,19 @@ class Runner:
             return None
 
     def _operator_version(self, namespace: str, name: str) -> Json | None:
-        """From the cache; a miss asks the server (the OperatorVersion may be newer than the cache)."""
-        cached = self._caches.get(*OPERATOR_VERSION, name, namespace)
+        """From the cache (the cached object itself: a pass only reads it, and a copy of a long package's files cost
+        every pass a deep copy); a miss asks the server (the OperatorVersion may be newer than the cache)."""
+        cached = self._caches.shared(*OPERATOR_VERSION, name, namespace)
         return cached if cached is not None else self._kube.get(*OPERATOR_VERSION, name, namespace)
 
     # --- reading the Instance --------------------------------------------------------------
 
     def _cached_instance(self, namespace: str, name: str) -> Json | None:
-        """From the cache; a miss asks the server (a new Instance may not be in the cache yet)."""
+        """From the cache, the cached object itself (a pass never changes the Instance it read: it writes new ones, and
+        a copy of a long plan's status cost every pass a deep copy on the way to its first request); a miss asks the
+        server (a new Instance may not be in the cache yet)."""
         ref = Ref(*INSTANCE, namespace, name)
-        found = self._recent.resolve(ref, self._caches.get(*INSTANCE, name, namespace))
+        found = self._recent.resolve(ref, self._caches.shared(*INSTANCE, name, namespace))
         return found if found is not None else self._fresh_instance(namespace, name)
 
     def _fresh_instance(self, namespace: str, name: str) -> Json | None:

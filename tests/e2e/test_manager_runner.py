@@ -1,5 +1,6 @@
 """The Runner on its own, as `kplan run` uses it: reconciled in the foreground on every cache change, it emits
-typed run events in order, and it drives only the Instances of its driver (`kplan.dev/runner: cli` or not)."""
+typed run events in order, it drives only the Instances of its driver (`kplan.dev/runner: cli` or not), and the pass
+that ends a plan settles (the watch event of its status write calls for no pass)."""
 
 from __future__ import annotations
 
@@ -38,8 +39,10 @@ def own_kube(sim_kubeconfig: Path) -> Iterator[Kube]:
         yield kube
 
 
-def drive(kube: Kube, name: str, namespace: str, done: Callable[[], bool], **runner_args: Any) -> list[RunEvent]:
-    """Reconcile `namespace/name` now and after every cache change (or timer) until `done()`; the run events."""
+def drive(kube: Kube, name: str, namespace: str, done: Callable[[], bool],
+          then: Callable[[Runner], None] | None = None, **runner_args: Any) -> list[RunEvent]:
+    """Reconcile `namespace/name` now and after every cache change (or timer) until `done()`, then hand the runner to
+    `then`; the run events."""
     events: list[RunEvent] = []
     changed: queue.Queue[str] = queue.Queue()
     caches = Caches(kube)
@@ -53,6 +56,8 @@ def drive(kube: Kube, name: str, namespace: str, done: Callable[[], bool], **run
             assert remaining > 0, f"not done within {WAIT}s; events: {events}"
             with contextlib.suppress(queue.Empty):
                 changed.get(timeout=min(after if after is not None else remaining, remaining))
+        if then is not None:
+            then(runner)
     finally:
         caches.stop()
     return events
@@ -119,3 +124,16 @@ def test_status_writes_keep_the_servers_field_sets(kplan: Kplan, own_kube: Kube)
     entries = kplan.instance("fields")["metadata"]["managedFields"]  # the caches keep them without field sets
     assert entries and all(e.get("fieldsType") == "FieldsV1" and e.get("fieldsV1") for e in entries)
     assert any(e.get("subresource") == "status" and "f:status" in e["fieldsV1"] for e in entries)
+
+
+@pytest.mark.parametrize("package", ["params", "failing"])
+def test_the_pass_that_ends_a_plan_settles_so_the_echo_of_its_status_write_calls_for_no_pass(
+        kplan: Kplan, own_kube: Kube, package: str) -> None:
+    kplan.install(package, "ends", annotations={DRIVER_ANNOTATION: CLI})
+    echoed: list[str | None] = []
+
+    drive(own_kube, "ends", kplan.namespace,
+          lambda: kplan.plan("ends", "deploy").get("status") in ("COMPLETE", "FATAL_ERROR"),
+          then=lambda runner: echoed.append(runner.echo("MODIFIED", kplan.instance("ends"))), driver=CLI)
+
+    assert echoed == [f"{kplan.namespace}/ends"]  # the Instance as the server has it: nothing its last pass had not

@@ -3,13 +3,15 @@ queries quoted alike, bodies that hold nulls and text beyond ASCII, errors that 
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from engine.errors import PermanentError
 from engine.kube import Kube
 from engine.kube.codec import decode, encode
 from engine.kube.sdk import ApiClient, Configuration
-from engine.kube.wire import query_string
+from engine.kube.wire import plain_json, query_string
 
 from .helpers import configmap
 
@@ -35,6 +37,18 @@ def test_a_body_encodes_to_the_json_the_standard_library_reads_back() -> None:
 
 def test_nan_is_written_as_json_dumps_writes_it_not_as_null() -> None:
     assert encode({"x": float("nan")}, str) == b'{"x": NaN}'
+
+
+@pytest.mark.parametrize(("value", "plain"), [
+    ({"a": [1, 2.5, True, None, "x", ("t", {"deep": [[]]})], "b": {}}, True),
+    ([], True),
+    ({"a": [{"b": {"c": datetime.date(2026, 12, 2)}}]}, False),
+    ({"a": {1: "int key"}}, False),
+    ({"a": [b"bytes"]}, False),
+    ({"a": {"set"}}, False),
+])
+def test_plain_json_is_only_json_s_own_types_at_any_depth(value: object, plain: bool) -> None:
+    assert plain_json(value) is plain
 
 
 def test_a_set_based_selector_with_spaces_and_parentheses_selects_on_the_server(kube: Kube, namespace: str) -> None:
