@@ -171,6 +171,7 @@ class _Snapshot:
     by_path: Mapping[tuple[str, str, str], ResourceType]
     by_kind: Mapping[tuple[str, str], ResourceType]
     by_key: Mapping[str, tuple[ResourceType, ...]]
+    group_versions: frozenset[tuple[str, str]]
 
 
 class Registry:
@@ -192,6 +193,7 @@ class Registry:
             by_path={(rt.group, rt.version, rt.plural): rt for rt in types},
             by_kind={(rt.api_version, rt.kind): rt for rt in types},
             by_key={k: tuple(v) for k, v in by_key.items()},
+            group_versions=frozenset((rt.group, rt.version) for rt in types),
         )
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
@@ -218,6 +220,10 @@ class Registry:
         order = {g: i for i, g in enumerate(BUILTIN_GROUP_ORDER)}
         names = sorted(versions, key=lambda g: (order.get(g, len(order)), g))
         return [(g, sorted(versions[g], key=version_rank)) for g in names]
+
+    def serves(self, group: str, version: str) -> bool:
+        """Whether some resource is served in this group and version (what `in_group_version` would list)."""
+        return (group, version) in self._snapshot.group_versions
 
     def in_group_version(self, group: str, version: str) -> list[ResourceType]:
         return sorted((rt for rt in self._snapshot.by_path.values() if (rt.group, rt.version) == (group, version)),

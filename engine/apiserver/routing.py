@@ -32,7 +32,7 @@ def parse(path: str, registry: Registry) -> Target:
     if not is_resource_path(parts):
         raise not_served()
     group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
-    if group and not registry.in_group_version(group, version):
+    if group and not registry.serves(group, version):
         raise page_not_found()  # no API group serves this path at all (the legacy /api answers for itself)
     legacy_watch = bool(rest) and rest[0] == "watch"
     if legacy_watch:

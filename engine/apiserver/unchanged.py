@@ -9,6 +9,11 @@ A list item counts wherever the stored list holds an identical item, not only at
 list is checked by the one schema of its items, so an item that passed at one index passes at any (the checks of
 the list as a whole, such as its length and unique keys, still run, as the list itself differs). An entry
 inserted into a sorted list thus leaves the items after it unchanged.
+
+With `share`, each part found unchanged is replaced in the new body by the stored part itself (below the top level
+and `metadata`, which the write changes in place): the rest of the write then compares those parts by identity (a
+later walk against the same stored object, the managedFields diff, the no-op check) instead of walking them again.
+A stored part is in the set too, so the walks that skip unchanged parts never change one.
 """
 
 from __future__ import annotations
@@ -37,15 +42,17 @@ class Unchanged:
     """The outermost maps and lists of `new` identical to the stored object's at the same place (a list's items:
     to an item of the stored list). `known`: what an earlier walk of this write found against the very same stored
     object (`old`); its nodes are taken again where they still equal their stored counterpart, without the strict
-    test (a write changes nothing it found unchanged: checks and defaults skip those parts)."""
+    test (a write changes nothing it found unchanged: checks and defaults skip those parts). `share`: put the
+    stored parts in place of the unchanged parts of `new` (see the module's docstring)."""
 
-    def __init__(self, new: Any, old: Any, known: Unchanged | None = None) -> None:
+    def __init__(self, new: Any, old: Any, known: Unchanged | None = None, *, share: bool = False) -> None:
         self.old = old  # what the nodes were compared with
         self._nodes: dict[int, Any] = {}  # id → the node itself (kept alive, so an id is never reused)
         self._stored: dict[int, Any] = {}  # id of a node → its stored counterpart
         self._known = known if known is not None and known.old is old and known._nodes else None
+        self._share = share
         if old is not None:
-            self._match(new, old)
+            self._match(new, old, top=True)
         self._known = None
 
     def __contains__(self, value: object) -> bool:
@@ -54,24 +61,35 @@ class Unchanged:
     def _take(self, new: Any, old: Any) -> None:
         self._nodes[id(new)] = new
         self._stored[id(new)] = old
+        if self._share:  # the stored part, once in the new body in place of `new`, is unchanged there too
+            self._nodes[id(old)] = old
+            self._stored[id(old)] = old
+
+    def _taken(self, new: Any, old: Any) -> bool:
+        """Whether `new` was found identical to `old` itself (so that `old` may stand in its place)."""
+        return self._nodes.get(id(new)) is new and self._stored[id(new)] is old
 
     def _found_before(self, new: Any, old: Any) -> bool:
         known = self._known
         return known is not None and new in known and known._stored[id(new)] is old and new == old
 
-    def _match(self, new: Any, old: Any) -> None:
+    def _match(self, new: Any, old: Any, top: bool = False) -> None:
         if self._found_before(new, old) or identical(new, old):
             self._take(new, old)
         elif isinstance(new, dict) and isinstance(old, dict):
             for key, value in new.items():
                 if isinstance(value, dict | list) and key in old:
-                    self._match(value, old[key])
+                    stored = old[key]
+                    self._match(value, stored)
+                    if self._share and value is not stored and not (top and key == "metadata") and \
+                            self._taken(value, stored):
+                        new[key] = stored  # a value replaced, no key added: the iteration goes on
         elif isinstance(new, list) and isinstance(old, list):
             self._match_items(new, old)
 
     def _match_items(self, new: list[Any], old: list[Any]) -> None:
         """Items identical to the stored one at their index, else to one elsewhere in the stored list."""
-        astray: list[tuple[Any, Any]] = []  # (item, the stored item at its index or None)
+        astray: list[tuple[int, Any, Any]] = []  # (index, item, the stored item at its index or None)
         free = old[len(new):]  # stored items not matched where they are
         for i, value in enumerate(new):
             before = old[i] if i < len(old) else None
@@ -80,27 +98,32 @@ class Unchanged:
                     free.append(before)
             elif before is not None and (self._found_before(value, before) or identical(value, before)):
                 self._take(value, before)
+                if self._share:
+                    new[i] = before
             else:
-                astray.append((value, before))
+                astray.append((i, value, before))
                 if before is not None:
                     free.append(before)
         if astray:
-            self._match_astray(astray, free)
+            self._match_astray(new, astray, free)
 
-    def _match_astray(self, astray: list[tuple[Any, Any]], free: list[Any]) -> None:
+    def _match_astray(self, new: list[Any], astray: list[tuple[int, Any, Any]], free: list[Any]) -> None:
         stored = {id(item): item for item in free if isinstance(item, dict | list)}
         by_bytes: dict[bytes, Any] | None = None  # the other stored items by their bytes, made when first needed
-        for value, before in astray:
+        for i, value, before in astray:
             known = self._known
+            match = None
             if known is not None and value in known and stored.get(id(counterpart := known._stored[id(value)])) \
                     is counterpart and value == counterpart:
-                self._take(value, counterpart)
-                continue
-            if by_bytes is None:
-                by_bytes = {b: item for item in stored.values() if (b := _strict_bytes(item)) is not None}
-            match = by_bytes.get(_strict_bytes(value) or b"")
+                match = counterpart
+            elif len(stored) > (before is not None and id(before) in stored):  # `before` is known to differ
+                if by_bytes is None:
+                    by_bytes = {b: item for item in stored.values() if (b := _strict_bytes(item)) is not None}
+                match = by_bytes.get(_strict_bytes(value) or b"")
             if match is not None:
                 self._take(value, match)
+                if self._share:
+                    new[i] = match
             elif before is not None:
                 self._match(value, before)
 

@@ -156,10 +156,11 @@ def unchanged_parts(api: Api, rt: ResourceType, new: JsonDict, stored: JsonDict 
     """The parts of `new` identical to the `stored` object (as the store holds it), which the schema walks of this
     write need not visit: a built-in object passed its kind's walks when it was written; a custom resource only
     counts when it was written through this very schema (`CheckedObjects`). `known`: what the decoding of this
-    write found (used when it was compared with the same stored object)."""
+    write found (used when it was compared with the same stored object). The parts found unchanged are replaced in
+    `new` by the stored parts themselves (`Unchanged` with `share`)."""
     if stored is None or (rt.custom is not None and not api.checked.passed(stored, rt.custom.schema)):
         return NOTHING
-    return Unchanged(new, served_form(rt, stored), known)
+    return Unchanged(new, served_form(rt, stored), known, share=True)
 
 
 def _record_checked(api: Api, rt: ResourceType, stored: JsonDict) -> None:
