@@ -1,5 +1,5 @@
 """Warming: an OperatorVersion that arrives while the manager runs has its package parsed and the caches of the kinds
-its templates name filled before an Instance of it exists.
+its deploy plan applies filled before an Instance of it exists.
 
 `kplan install` creates the OperatorVersion just before the Instance. Without warming, the first pass of that Instance
 parses and verifies the package, then starts the cache of each kind it reads one after another, each waiting for its
@@ -21,7 +21,7 @@ from typing import Any
 from engine.kube import Caches
 from engine.model import Package
 
-__all__ = ["Warming", "template_kinds"]
+__all__ = ["Warming", "deploy_templates", "template_kinds"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,14 @@ def template_kinds(templates: Iterable[str]) -> set[Kind]:
             if api_version and kind:
                 found.add((api_version.group(1), kind.group(1)))
     return found
+
+
+def deploy_templates(pkg: Package) -> list[str]:
+    """The texts of the templates that the tasks of the deploy plan (the first an Instance runs) render."""
+    plan = pkg.plans.get("deploy")
+    names = {name for step in plan.steps for name in step.tasks} if plan is not None else set()
+    files = dict.fromkeys(file for task in pkg.tasks if task.name in names for file in task.templates)
+    return [pkg.templates[file] for file in files if file in pkg.templates]
 
 
 class Warming:
@@ -83,7 +91,7 @@ class Warming:
 
     def _warm(self, operator_version: Mapping[str, Any]) -> None:
         pkg = self._parse(operator_version)
-        kinds = sorted(kind for kind in template_kinds(pkg.templates.values()) if not self._caches.caching(*kind))
+        kinds = sorted(kind for kind in template_kinds(deploy_templates(pkg)) if not self._caches.caching(*kind))
         starts = [threading.Thread(target=self._start, args=kind, name=f"warming-{kind[1]}", daemon=True)
                   for kind in kinds]
         for start in starts:

@@ -1,9 +1,29 @@
-"""engine.controller.warming.template_kinds: the kinds a package's templates spell out, the hint warming starts caches
-of (computed ones are left to the pass that reads them)."""
+"""engine.controller.warming: the kinds the deploy plan's templates spell out, the hint warming starts caches of
+(computed ones are left to the pass that reads them)."""
 
 from __future__ import annotations
 
-from engine.controller.warming import template_kinds
+from engine.controller.warming import deploy_templates, template_kinds
+from engine.package import loader
+
+OPERATOR = """apiVersion: kplan.dev/v1alpha1
+name: warm
+operatorVersion: 0.1.0
+tasks:
+  - {name: app, kind: Apply, spec: {resources: [app.yaml, config.yaml]}}
+  - {name: backup, kind: Apply, spec: {resources: [backup.yaml]}}
+plans:
+  deploy:
+    phases:
+      - name: main
+        steps:
+          - {name: app, tasks: [app]}
+  backup:
+    phases:
+      - name: main
+        steps:
+          - {name: backup, tasks: [backup]}
+"""
 
 
 def test_each_document_names_its_kind() -> None:
@@ -19,3 +39,14 @@ def test_computed_or_partial_kinds_are_left_out() -> None:
              "kind: ConfigMap\n", "{% if Params.on %}\napiVersion: v1\nkind: Secret\n{% endif %}\n"]
 
     assert template_kinds(texts) == {("v1", "Secret")}
+
+
+def test_only_the_deploy_plans_templates_are_looked_at() -> None:
+    files = {"operator.yaml": OPERATOR, "params.yaml": "apiVersion: kplan.dev/v1alpha1\nparameters: []\n",
+             "templates/app.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n",
+             "templates/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config}\n",
+             "templates/backup.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata: {name: backup}\n"}
+
+    kinds = template_kinds(deploy_templates(loader.from_files(files)))
+
+    assert kinds == {("apps/v1", "Deployment"), ("v1", "ConfigMap")}
