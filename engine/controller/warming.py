@@ -1,12 +1,15 @@
 """Warming: an OperatorVersion that arrives while the manager runs has its package parsed and the caches of the kinds
-its deploy plan applies filled before an Instance of it exists.
+its deploy plan applies (and the pods of its Jobs, which a pass waiting on a Job reads) filled before an Instance of
+it exists.
 
 `kplan install` creates the OperatorVersion just before the Instance. Without warming, the first pass of that Instance
 parses and verifies the package, then starts the cache of each kind it reads one after another, each waiting for its
 first list (~20 ms on the dev cluster for six kinds, on the pass's critical path). Here the parse starts as the
 OperatorVersion's watch event arrives (a pass that needs the package meanwhile waits for this parse instead of making
-its own), and the kinds' first lists run side by side. It is only a head start: a kind that is not found here (its
-template computes the kind, or its CRD is not installed yet) is cached by the pass that reads it, as before.
+its own), and the kinds' first lists run side by side. The pods' cluster-wide list was otherwise made by whichever
+pass first found a Job still running, in the middle of some later plan. It is only a head start: a kind that is not
+found here (its template computes the kind, or its CRD is not installed yet) is cached by the pass that reads it, as
+before.
 """
 
 from __future__ import annotations
@@ -32,17 +35,20 @@ Parse = Callable[[Mapping[str, Any]], Package]
 API_VERSION_LINE = re.compile(r"^apiVersion:[ \t]*([A-Za-z0-9./-]+)[ \t]*$", re.MULTILINE)
 KIND_LINE = re.compile(r"^kind:[ \t]*([A-Za-z0-9]+)[ \t]*$", re.MULTILINE)
 DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+# Kinds a pass reads beside one it applies: the pods of a Job it waits on (engine.planner.pods: why they do not run).
+READ_BESIDE: dict[Kind, Kind] = {("batch/v1", "Job"): ("v1", "Pod")}
 
 
 def template_kinds(templates: Iterable[str]) -> set[Kind]:
-    """The (apiVersion, kind) that documents of `templates` spell out literally (a hint: computed ones are missed)."""
+    """The (apiVersion, kind) that documents of `templates` spell out literally (a hint: computed ones are missed),
+    and those a pass reads beside them."""
     found: set[Kind] = set()
     for text in templates:
         for document in DOCUMENT_START.split(text):
             api_version, kind = API_VERSION_LINE.search(document), KIND_LINE.search(document)
             if api_version and kind:
                 found.add((api_version.group(1), kind.group(1)))
-    return found
+    return found | {READ_BESIDE[kind] for kind in found if kind in READ_BESIDE}
 
 
 def deploy_templates(pkg: Package) -> list[str]:

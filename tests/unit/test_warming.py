@@ -30,8 +30,11 @@ def test_each_document_names_its_kind() -> None:
     text = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ Name }}\n---\n"
             "# a comment\nkind: Deployment\napiVersion: apps/v1\nspec:\n  template:\n    kind: Nested\n")
 
-    assert template_kinds([text, "apiVersion: batch/v1\nkind: Job\n"]) == {
-        ("v1", "ConfigMap"), ("apps/v1", "Deployment"), ("batch/v1", "Job")}
+    assert template_kinds([text]) == {("v1", "ConfigMap"), ("apps/v1", "Deployment")}
+
+
+def test_a_job_brings_its_pods_which_a_pass_waiting_on_it_reads() -> None:
+    assert template_kinds(["apiVersion: batch/v1\nkind: Job\n"]) == {("batch/v1", "Job"), ("v1", "Pod")}
 
 
 def test_computed_or_partial_kinds_are_left_out() -> None:
