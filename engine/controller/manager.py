@@ -9,13 +9,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.controller.keys import InstanceKeys, is_kplan, key
+from engine.controller.keys import InstanceKeys, key
 from engine.controller.metrics import Metrics
 from engine.controller.probes import ProbeServer
 from engine.controller.queue import Lane, WorkQueue
 from engine.controller.sharding import Shard
 from engine.controller.urgency import start_order
-from engine.controller.warming import Warming
 from engine.controller.workers import Workers
 from engine.errors import KplanError, PermanentError
 from engine.kube import Caches, Clock, Fence, Kube, LeaderElector
@@ -68,7 +67,6 @@ class Manager:
         self.fence = Fence(kube.clock) if self.settings.leader_elect else None
         acting = kube.fenced(self.fence) if self.fence is not None else kube
         self.runner = Runner(acting, self.caches, settings=self.settings.planner, clock=self._clock, emit=self._on_run)
-        self._warming = Warming(self.caches, self.runner.package)
         self.metrics = Metrics(requests=lambda: kube.requests, depth=lambda: self.queue.depth,
                                leading=lambda: self.leading)
         self._keys = InstanceKeys(lambda namespace: self.caches.list(*INSTANCE, namespace),
@@ -135,7 +133,6 @@ class Manager:
         self._campaign_stop.set()
         if self._elector_thread is not None:
             self._elector_thread.join()
-        self._warming.stop()
         self.caches.stop()
         if self._server is not None:
             self._server.stop()
@@ -228,11 +225,8 @@ class Manager:
     def _on_change(self, change: str, obj: dict[str, Any], listed: bool) -> None:
         """Queue the Instances a change concerns; what a listing found waits behind watch events (at start every
         object of a kind is listed: the Instances with work under way are queued first by `_start_leading`). An event
-        that only echoes what a settled pass of an Instance wrote queues no pass of that Instance (others' still). A
-        new or changed OperatorVersion is warmed for the Instance likely to follow it (engine.controller.warming)."""
+        that only echoes what a settled pass of an Instance wrote queues no pass of that Instance (others' still)."""
         lane = Lane.LATER if listed else Lane.NORMAL
-        if not listed and change != "DELETED" and self._warms(obj):
-            self._warming.offer(obj)
         keys = self._keys(obj)
         echoed = self.runner.echo(change, obj)
         if echoed is not None:
@@ -241,13 +235,6 @@ class Manager:
             namespace, _, name = found.partition("/")
             if self.owns(namespace, name):
                 self.queue.add(found, lane)
-
-    def _warms(self, obj: dict[str, Any]) -> bool:
-        """An OperatorVersion whose Instances would be this manager's (what a listing finds at start, the passes
-        over every Instance warm as they go)."""
-        only = self.settings.watch_namespace
-        namespace = (obj.get("metadata") or {}).get("namespace")
-        return is_kplan(obj.get("apiVersion"), OPERATOR_VERSION[1], obj.get("kind")) and only in (None, namespace)
 
     def _on_pass(self, failed: bool) -> None:
         self.metrics.reconciled(failed=failed)

@@ -48,10 +48,6 @@ class Caches:
         """Cache `kind` from now on; returns once its initial list is in. ValueError on a different selector."""
         self._informer(api_version, kind, label_selector)
 
-    def caching(self, api_version: str, kind: str) -> bool:
-        """Whether `kind` is cached already (its initial list in): reading it starts nothing and waits for nothing."""
-        return (api_version, kind) in self._informers
-
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         """The cached object (a copy), None when absent; a namespaced kind defaults to the Kube's namespace."""
         found = self.shared(api_version, kind, name, namespace)

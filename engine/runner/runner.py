@@ -115,10 +115,6 @@ class Runner:
         (it needs no pass for it), or None."""
         return self._echoes.heard(change, obj)
 
-    def package(self, operator_version: Mapping[str, Any]) -> Package:
-        """The package of an OperatorVersion, parsed once per version of it (PackageInvalid when it holds none)."""
-        return self._packages.package(operator_version)
-
     def serves(self, instance: Mapping[str, Any]) -> bool:
         annotations = (instance.get("metadata") or {}).get("annotations") or {}
         return (annotations.get(DRIVER_ANNOTATION) or MANAGER) == self.driver

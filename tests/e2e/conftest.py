@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -267,14 +266,6 @@ class Kplan:
         return [e for e in found if e.get("reason") == reason
                 and str(e["involvedObject"].get("name", "")).startswith(name)
                 and e["involvedObject"].get("namespace") in (None, self.namespace)]
-
-
-def until(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
-    """Wait for in-process state (no cluster change announces it): look every 10 ms until the deadline."""
-    tick, deadline = threading.Event(), time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        tick.wait(0.01)
 
 
 @pytest.fixture

@@ -3,9 +3,10 @@ deleting the Instance runs the cleanup plan and leaves no kplan-labelled object 
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-
-from conftest import until
 
 from engine.controller import Manager
 
@@ -37,6 +38,14 @@ def test_a_deleted_object_is_applied_again(kplan: Kplan, manager: Manager) -> No
     again = kplan.wait(lambda: kplan.kube.get("v1", "ConfigMap", "svc-config", kplan.namespace))
     assert again["metadata"]["uid"] != first["metadata"]["uid"]
     assert again["data"] == first["data"]
+
+
+def until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait for in-process state (no cluster change announces it): look every 10 ms until the deadline."""
+    tick, deadline = threading.Event(), time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        tick.wait(0.01)
 
 
 def labelled(kplan: Kplan, name: str) -> list[dict[str, Any]]:
