@@ -90,7 +90,8 @@ def follow(kube: Kube, start: Mapping[str, Any], target: Target, timeout: float,
     follower = Follower(start, ended, out)
     what = f"plan {target.plan} ending" if target.plan else "the active plan ending"
     try:
-        found = kube.wait_for(*INSTANCE, follower.name, follower.namespace, follower, timeout, condition=what)
+        found = kube.wait_for(*INSTANCE, follower.name, follower.namespace, follower, timeout, condition=what,
+                              seen=start)
     except Timeout:
         raise Timeout(f"{what} of instance {follower.name!r} did not happen within {progress.duration_text(timeout)}"
                       f"{standing(follower.latest, target.plan)}") from None
@@ -102,7 +103,8 @@ def follow_deletion(kube: Kube, start: Mapping[str, Any], timeout: float, out: T
     """Watch the Instance, printing run events (its cleanup plan), until it is gone."""
     follower = Follower(start, lambda obj: obj is None, out)
     try:
-        kube.wait_for(*INSTANCE, follower.name, follower.namespace, follower, timeout, condition="deletion")
+        kube.wait_for(*INSTANCE, follower.name, follower.namespace, follower, timeout, condition="deletion",
+                      seen=start)
     except Timeout:
         raise Timeout(f"instance {follower.name!r} was not gone within {progress.duration_text(timeout)}"
                       f"{standing(follower.latest, None)}") from None

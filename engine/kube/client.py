@@ -270,9 +270,11 @@ class Kube:
         timeout: float,
         *,
         condition: str = "the expected state",
+        seen: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """The object (None: absent) once `predicate` holds; Timeout naming `condition` after `timeout` s."""
-        return wait_for(self, api_version, kind, name, namespace, predicate, timeout, condition=condition)
+        """The object (None: absent) once `predicate` holds; Timeout naming `condition` after `timeout` s. `seen`: the
+        object as just written or read, watched on from its resourceVersion without a list first."""
+        return wait_for(self, api_version, kind, name, namespace, predicate, timeout, condition=condition, seen=seen)
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Kube.wait_for: list then watch until a predicate holds for one object, or Timeout with a clear message."""
+"""Kube.wait_for: list (or start from the object as just written) then watch until a predicate holds for one object,
+or Timeout with a clear message."""
 
 from __future__ import annotations
 
@@ -38,6 +39,38 @@ def test_wait_for_sees_a_change_made_after_it_listed(kube: Kube, namespace: str)
 
     assert got is not None and got["data"] == {"phase": "ready"}
     assert seen[0]["data"] == {"phase": "starting"}
+
+
+def test_wait_for_from_the_object_as_written_watches_from_its_version_without_a_list(
+    kube: Kube, namespace: str
+) -> None:
+    written = kube.create(configmap("settings", namespace, {"phase": "starting"}))
+    kube.patch("v1", "ConfigMap", "settings", namespace, {"data": {"phase": "ready"}})  # before the wait begins
+    lists = kube.requests["list"]
+    seen: list[Any] = []
+
+    def ready(obj: dict[str, Any] | None) -> bool:
+        seen.append(obj)
+        return obj is not None and obj["data"]["phase"] == "ready"
+
+    got = kube.wait_for("v1", "ConfigMap", "settings", namespace, ready, WAIT, seen=written)
+
+    assert got is not None and got["data"] == {"phase": "ready"}
+    assert seen[0]["data"] == {"phase": "starting"}  # tried on the object as written, then the change it missed
+    assert kube.requests["list"] == lists
+
+
+def test_wait_for_from_an_object_whose_version_is_gone_lists_it(own_cluster: DevCluster, own_kube: Kube) -> None:
+    written = own_kube.create(configmap("settings", "default", {"phase": "starting"}))
+    own_kube.patch("v1", "ConfigMap", "settings", "default", {"data": {"phase": "ready"}})
+    own_cluster.faults = FaultProfile(expire_next_watch=True)
+    lists = own_kube.requests["list"]
+
+    got = own_kube.wait_for("v1", "ConfigMap", "settings", "default",
+                            lambda obj: obj is not None and obj["data"]["phase"] == "ready", WAIT, seen=written)
+
+    assert got is not None and got["data"] == {"phase": "ready"}
+    assert own_kube.requests["list"] == lists + 1
 
 
 def test_wait_for_an_object_to_appear(kube: Kube, namespace: str) -> None:
