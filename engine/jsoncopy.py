@@ -1,4 +1,5 @@
-"""Deep copies of JSON-shaped data, shared by the renderer, the planner and the dev API server."""
+"""Deep copies of JSON-shaped data, shared by the renderer, the planner, the package readers, the watch caches and
+the dev API server."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["copy_json"]
+__all__ = ["copy_json", "copy_plain"]
 
 _PACK = msgspec.msgpack.Encoder()
 _UNPACK = msgspec.msgpack.Decoder()
@@ -22,12 +23,15 @@ def copy_json(value: Any) -> Any:
     try:
         return _UNPACK.decode(_PACK.encode(value))
     except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
-        return _walked(value)
+        return copy_plain(value)
 
 
-def _walked(value: Any) -> Any:
+def copy_plain(value: Any) -> Any:
+    """A deep copy by a walk in Python: plain dicts and lists in place of dicts and lists of any kind (the package
+    reader's line-keeping YMap and YList), every other value as it is (a YAML timestamp stays a date, which
+    MessagePack would turn into text)."""
     if isinstance(value, dict):
-        return {key: _walked(item) for key, item in value.items()}
+        return {key: copy_plain(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_walked(item) for item in value]
+        return [copy_plain(item) for item in value]
     return value

@@ -6,17 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import PermanentError
+from engine.jsoncopy import copy_json as copied  # the watch caches hand out copies of what they hold
 
 __all__ = ["copied", "describe", "identity_of", "name_of", "namespace_of", "resource_version_of", "with_type"]
-
-
-def copied(value: Any) -> Any:
-    """A deep copy of JSON-shaped data (dicts, lists, scalars): what copy.deepcopy gives, five times faster."""
-    if isinstance(value, dict):
-        return {k: copied(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copied(v) for v in value]
-    return value
 
 
 def name_of(obj: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from engine.errors import PackageInvalid, Problem
+from engine.jsoncopy import copy_plain
 from engine.kudo.detect import is_kudo_package
 from engine.kudo.lexer import TemplateSyntaxError
 from engine.kudo.parameters import convert_parameters
@@ -308,14 +309,6 @@ def _artifact(kind: str, suffix: str, file: str) -> str:
             f"data:\n  {base}: {{{{ Pipes.{suffix} | tojson }}}}\n")
 
 
-def _plain(value: Any) -> Any:
-    """The value without source's line-keeping mapping and list types (safe_dump knows only the plain ones)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _dump(document: Any) -> str:
-    return yaml.safe_dump(_plain(document), default_flow_style=False, sort_keys=False, allow_unicode=True, width=1000)
+    return yaml.safe_dump(copy_plain(document), default_flow_style=False, sort_keys=False, allow_unicode=True,
+                          width=1000)

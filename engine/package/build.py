@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from engine.jsoncopy import copy_plain
 from engine.model import (
     Expectation,
     Generated,
@@ -107,7 +108,7 @@ def build_task(node: Node) -> Task:
         package=spec.text("package"),
         version=spec.text("version"),
         instance_name=spec.text("instanceName"),
-        parameters=MappingProxyType(_plain(values.value) if values else {}),
+        parameters=MappingProxyType(copy_plain(values.value) if values else {}),
         wait_for=tuple(WaitFor(w.text("resource") or "", w.text("condition") or "Ready") for w in spec.children("for")),
         timeout=parse_duration(spec.value["timeout"]) if "timeout" in spec.value else None,
         want_err=spec.value.get("wantErr") is True,
@@ -142,10 +143,10 @@ def build_parameter(node: Node) -> Parameter:
         name=node.text("name") or "",
         type=ParamType(kind) if kind in tuple(ParamType) else ParamType.STRING,
         description=node.text("description") or "",
-        default=_plain(node.value.get("default")),
+        default=copy_plain(node.value.get("default")),
         has_default=has_default,
         required=required if isinstance(required, bool) else not (has_default or generate),
-        enum=tuple(_plain(e) for e in enum) if isinstance(enum, list) else None,
+        enum=tuple(copy_plain(e) for e in enum) if isinstance(enum, list) else None,
         minimum=_number(node.value.get("minimum")),
         maximum=_number(node.value.get("maximum")),
         pattern=node.text("pattern"),
@@ -165,15 +166,6 @@ def _generated(value: Any) -> Generated | None:
     return Generated(GenerateKind(value["kind"]), _count(value.get("length")))
 
 
-def _plain(value: Any) -> Any:
-    """Plain dicts and lists in place of the line-remembering YMap/YList."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _health_rule(node: Node) -> HealthRule:
     healthy, failed = node.child("healthy"), node.child("failed")
     current = node.text("current")
@@ -191,5 +183,5 @@ def _expectation(node: Node) -> Expectation:
         condition=node.text("condition"),
         status=node.text("status") or "True",
         json_path=node.text("jsonPath"),
-        equals=_plain(node.value.get("equals")),
+        equals=copy_plain(node.value.get("equals")),
     )
