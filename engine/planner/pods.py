@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from engine import health
 
-__all__ = ["PodLister", "controlled_pods", "failure", "unscheduled"]
+__all__ = ["PodLister", "behind", "controlled_pods", "failure", "unscheduled"]
 
 Json = Mapping[str, Any]
 
@@ -48,6 +48,18 @@ def failure(observed: Mapping[Any, Json], job: Json) -> str | None:
         if (pod.get("status") or {}).get("phase") == "Failed":
             return health.compute(pod).message
     return None
+
+
+def behind(observed: Mapping[Any, Json], job: Json) -> bool:
+    """Whether the pods seen of a failed Job are older than the Job: one of them still runs (not Succeeded or
+    Failed, and not being deleted). The Job controller marks a Job failed only after its pods ended or were deleted,
+    but the watch of Pods and that of Jobs arrive apart; the event of the pod's end is on its way, and saying why the
+    Job failed waits for it."""
+    for pod in controlled_pods(observed, job):
+        meta, phase = pod.get("metadata") or {}, (pod.get("status") or {}).get("phase")
+        if phase not in ("Succeeded", "Failed") and not meta.get("deletionTimestamp"):
+            return True
+    return False
 
 
 def uid_of(obj: Json) -> str:

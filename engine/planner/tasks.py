@@ -126,22 +126,30 @@ def check_applied(scope: TaskScope) -> Check:
     statuses = [(ref, status_of(scope, ref)) for ref in scope.refs]
     for ref, status in statuses:
         if status.health is health.Health.FAILED:
+            job = job_of(scope, ref)
+            if job is not None and pods.behind(scope.observed, job):
+                return Check(waiting=f"{status.message}; waiting for its pods' final status")
             return Check(error=failed_because(scope, ref, status), limited=True,
                          deletes=(ref,) if restartable(ref) else ())
     waiting = [(ref, status) for ref, status in statuses if status.health is not health.Health.HEALTHY]
     return Check(done=not waiting, waiting=explained(scope, *waiting[0]) if waiting else "")
 
 
+def job_of(scope: TaskScope, ref: Ref) -> Mapping[str, Any] | None:
+    """The Job `ref` names, as observed (None for any other kind)."""
+    return scope.observed.get(ref) if (ref.api_version.rpartition("/")[0], ref.kind) == ("batch", "Job") else None
+
+
 def failed_because(scope: TaskScope, ref: Ref, status: health.Status) -> str:
     """A failed object's message; for a Job, with why its failed pod failed."""
-    job = scope.observed.get(ref) if (ref.api_version.rpartition("/")[0], ref.kind) == ("batch", "Job") else None
+    job = job_of(scope, ref)
     why = pods.failure(scope.observed, job) if job is not None else None
     return f"{status.message}; {why}" if why else status.message
 
 
 def explained(scope: TaskScope, ref: Ref, status: health.Status) -> str:
     """A waiting object's message; for a Job, with why its pod does not run when the scheduler cannot place it."""
-    job = scope.observed.get(ref) if (ref.api_version.rpartition("/")[0], ref.kind) == ("batch", "Job") else None
+    job = job_of(scope, ref)
     why = pods.unscheduled(scope.observed, job) if job is not None else None
     return f"{status.message}; {why}" if why else status.message
 
