@@ -6,8 +6,10 @@ and as a kplan package (one step). Each side installs them into a fresh namespac
 `kplan run`. Runs alternate, after one untimed warm-up of each; figures are medians (and min/max) of the wall
 time of each command, the median CPU time (user + system) of the command's own process, which on a loaded
 machine sets most of its wall time, and the API requests each made by verb (counted by the dev cluster; its
-simulators' in-process requests left out; not counted on the real backend). Helm is the binary
-`tools/helm/build.sh` (`make helm`) builds (`--helm PATH` to use another).
+simulators' in-process requests left out; not counted on the real backend). Then the start-up of each side
+without a request — the interpreter alone, `kplan run --help`, `helm version` — and what is left of each command's
+median once that is taken off: its work against the cluster. Helm is the binary `tools/helm/build.sh`
+(`make helm`) builds (`--helm PATH` to use another).
 """
 
 from __future__ import annotations
@@ -132,6 +134,18 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, children_cpu() - cpu_before
 
 
+def start_ups(args: argparse.Namespace, env: dict[str, str]) -> dict[str, float]:
+    """Median wall time of programs that start and stop without a request, alternating: the interpreter alone,
+    `kplan run --help` (every module `kplan run` loads before its first request) and `helm version`."""
+    commands = {"python_pass": [str(BIN / "python"), "-c", "pass"], "kplan_run_help": [str(KPLAN), "run", "--help"],
+                "helm_version": [str(args.helm), "version"]}
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(max(args.repeats, 1) * 2):
+        for name, command in commands.items():
+            times[name].append(timed(command, env)[0])
+    return {name: round(statistics.median(values), 3) for name, values in times.items()}
+
+
 def children_cpu() -> float:
     """CPU seconds of this process's children that have ended (the manager, still running, is not among them)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -176,6 +190,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             manager.terminate()
             manager.wait(30)
+        start_up = start_ups(args, env)
     figures: dict[str, Any] = {side: {**runs_summary(times[side], requests[side]),
                                       "cpu_seconds_median": round(statistics.median(cpu[side]), 3)}
                                for side in sides}
@@ -184,6 +199,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         figures[f"{side}_over_helm"] = round(figures[side]["wall_seconds_median"] / helm["wall_seconds_median"], 2)
         figures[f"{side}_cpu_over_helm"] = round(figures[side]["cpu_seconds_median"]
                                                  / max(helm["cpu_seconds_median"], 0.001), 2)
+    figures["start_up_seconds_median"] = start_up
+    # What is left of each command's wall time once its program has started: the work against the cluster.
+    figures["after_start_up_seconds_median"] = {
+        "helm_install_wait": round(helm["wall_seconds_median"] - start_up["helm_version"], 3),
+        "kplan_run": round(figures["kplan_run"]["wall_seconds_median"] - start_up["kplan_run_help"], 3)}
     figures["manager_requests_note"] = ("kplan_install_wait counts the manager's requests during the install too, "
                                         "but not its CPU (the command's own only)")
     if counter is None:

@@ -54,7 +54,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "vs_helm": (["--repeats", "1"], [
         f"{side}.{figure}" for side in ("helm_install_wait", "kplan_install_wait", "kplan_run")
         for figure in ("wall_seconds_median", "api_requests_total", "cpu_seconds_median")] + [
-        "kplan_install_wait_over_helm", "kplan_run_over_helm"]),
+        "kplan_install_wait_over_helm", "kplan_run_over_helm", "start_up_seconds_median.kplan_run_help",
+        "after_start_up_seconds_median.kplan_run"]),
     "vs_helm-real": (["--repeats", "1", "--backend", "real"], ["kplan_install_wait_over_helm", "kplan_run_over_helm"]),
     "process_runtime": (["--pods", "2"], ["without_volume.one_at_a_time.p50_ms", "ml_workflow_deploy_s"]),
     "devcluster": ([], ["ssa_apply_configmap_create_rps", "watch_latency_ms_p99", "list_1000_ms_p50"]),
