@@ -47,7 +47,10 @@ def compiled(name: str, source: str, cache: CompiledTemplates) -> bool:
 
 
 def referenced_params(source: str) -> set[str]:
-    """Names used as `Params.x`, `Params["x"]` or `Params.get("x")` (empty when `source` does not parse)."""
+    """Names used as `Params.x`, `Params["x"]` or `Params.get("x")` (empty when `source` does not parse). A source
+    without the name `Params` uses none (it is not parsed: each template of a package is checked when it loads)."""
+    if "Params" not in source:
+        return set()
     try:
         tree = environment().parse(source)
     except Exception:
