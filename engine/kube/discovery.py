@@ -105,8 +105,9 @@ class Discovery:
             self._served.clear()
 
     def _cached(self, api_version: str, kind: str) -> Resource | None:
-        with self._lock:
-            return (self._served.get(api_version) or {}).get(kind)
+        """Without the lock (every cache read of a pass asks): each group-version's map is replaced whole, never
+        changed, and one dict read is atomic."""
+        return (self._served.get(api_version) or {}).get(kind)
 
     def _refresh(self, api_version: str) -> dict[str, Resource]:
         served = resources_in(api_version, self._fetch(group_version_path(api_version)))

@@ -80,9 +80,9 @@ class Informer:
         return copied(found) if found is not None else None
 
     def shared(self, namespace: str | None, name: str) -> dict[str, Any] | None:
-        """The cached object itself, not a copy: to read, never to change (a watch event replaces it whole)."""
-        with self._lock:
-            return self._objects.get((namespace or "", name))
+        """The cached object itself, not a copy: to read, never to change (a watch event replaces it whole). Without the
+        lock (every read of a pass asks): one dict read is atomic, and a relist replaces the map whole."""
+        return self._objects.get((namespace or "", name))
 
     def list(self, namespace: str | None = None, where: Callable[[dict[str, Any]], bool] | None = None
              ) -> list[dict[str, Any]]:

@@ -62,7 +62,7 @@ Rendered = Mapping[tuple[str, str], TaskRender]  # (step, task) -> what the task
 # whole plan's render on every pass, and a pass over a plan whose values did not change looks every template up
 # instead of rendering it. Both are bounded and keyed by everything a render depends on (template sources, values,
 # names, limits), so they never change an outcome.
-TEMPLATES = render.CompiledTemplates()
+TEMPLATES = render.COMPILED  # package verification fills it too
 RENDERED = render.RenderedTemplates()
 # Whole plans' renders, by package (its identity: the runner keeps one Package per OperatorVersion), plan and
 # scene; each entry holds its package, so an id is never reused while its entry lives. Shared: read only.

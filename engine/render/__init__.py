@@ -1,6 +1,6 @@
 """Sandboxed Jinja2 rendering of package templates into stamped Kubernetes objects."""
 
-from engine.render.cache import CompiledTemplates
+from engine.render.cache import COMPILED, CompiledTemplates
 from engine.render.checks import check_template, referenced_params
 from engine.render.context import RenderContext
 from engine.render.includes import Cycle, include_cycles
@@ -22,6 +22,7 @@ __all__ = [
     "ANNOTATION_CONFIG_HASH",
     "ANNOTATION_PLAN",
     "ANNOTATION_STEP",
+    "COMPILED",
     "DEFAULT_LIMITS",
     "LABEL_INSTANCE",
     "LABEL_MANAGED_BY",

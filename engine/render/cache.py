@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 from jinja2 import Environment
 from jinja2.bccache import Bucket, BytecodeCache
 
-__all__ = ["CompiledTemplates", "Lru"]
+__all__ = ["COMPILED", "CompiledTemplates", "Lru"]
 
 V = TypeVar("V")
 
@@ -96,3 +96,8 @@ class CompiledTemplates(BytecodeCache):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+# The process's compiled templates: package verification compiles every template to check it, and keeps the code
+# here for the renders of the planner (engine.planner.rendering), which would compile each again.
+COMPILED = CompiledTemplates()

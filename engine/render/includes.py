@@ -51,7 +51,10 @@ class Cycle:
 
 @functools.lru_cache(maxsize=1024)
 def references(source: str) -> tuple[Reference, ...]:
-    """The literal template names `source` loads (none when it does not parse: the render reports that)."""
+    """The literal template names `source` loads (none when it does not parse: the render reports that). A source
+    without a block tag loads none (it is not parsed: each template of a package is checked when it loads)."""
+    if _PARSER.block_start_string not in source:
+        return ()
     try:
         tree = _PARSER.parse(source)
     except TemplateSyntaxError:

@@ -64,7 +64,11 @@ class RecentWrites:
             self._objects.pop(ref, None)
 
     def resolve(self, ref: Ref, cached: Json | None) -> Json | None:
-        """The object to believe for `ref`; a write the cache caught up with is forgotten."""
+        """The object to believe for `ref`; a write the cache caught up with is forgotten. Most refs a pass reads hold
+        no write: that is known without the lock (one dict read is atomic; a write remembered meanwhile is one the
+        caller's read of the cache could not have seen either)."""
+        if ref not in self._objects:
+            return cached
         with self._lock:
             written = self._objects.get(ref)
             chosen = newer(cached, written)

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 import yaml
@@ -23,6 +24,7 @@ from engine.render import (
     render_task,
     render_template,
 )
+from engine.render.sandbox import KplanEnvironment
 
 
 def render_value(expression: str, params: dict[str, object] | None = None, **ctx: object) -> str:
@@ -326,6 +328,30 @@ class TestChecks:
 
     def test_check_template_does_not_render(self) -> None:
         assert check_template("t.yaml", "{{ Undefined.thing }}{% for i in range(10**9) %}{% endfor %}") is None
+
+    def test_a_checked_template_renders_without_compiling_again(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        cache, source = CompiledTemplates(), configmap("x", "data:\n  v: {{ Name }}")
+        assert check_template("templates/t.yaml", source, name="t.yaml", cache=cache) is None
+        assert len(cache) == 1
+        compiles: list[str] = []
+        original = KplanEnvironment.compile
+
+        def counted(self: KplanEnvironment, *args: Any, **kwargs: Any) -> Any:
+            compiles.append(str(args[1] if len(args) > 1 else kwargs.get("name")))
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(KplanEnvironment, "compile", counted)
+        (obj,) = render_template(package({"t.yaml": source}), "t.yaml", context(), limits=SMALL, cache=cache)
+        assert obj["data"]["v"] == "cache" and compiles == []
+        assert check_template("templates/t.yaml", source, name="t.yaml", cache=cache) is None and compiles == []
+
+    def test_a_checked_template_that_does_not_compile_is_reported_as_before(self) -> None:
+        cache = CompiledTemplates()
+        error = check_template("templates/t.yaml", "a: 1\n{% for x in %}\n", name="t.yaml", cache=cache)
+        before = check_template("templates/t.yaml", "a: 1\n{% for x in %}\n")
+        assert error is not None and before is not None and len(cache) == 0
+        assert (error.file, error.line, error.reason) == (before.file, before.line, before.reason)
+        assert (error.file, error.line) == ("templates/t.yaml", 2)
 
     def test_referenced_params(self) -> None:
         source = (
