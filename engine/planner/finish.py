@@ -55,7 +55,7 @@ def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json
 
 
 def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) -> Json:
-    if before is not None and "lastUpdatedAt" in before and same_untimed(step, before):
+    if before is not None and "lastUpdatedAt" in before and (step == before or same_untimed(step, before)):
         kept = before["lastUpdatedAt"]
         return step if step.get("lastUpdatedAt") == kept else {**step, "lastUpdatedAt": kept}
     return {**step, "lastUpdatedAt": stamp(now)}
@@ -68,9 +68,10 @@ def same_untimed(one: Any, other: Any) -> bool:
         return True
     if (one.__class__ is dict or isinstance(one, Mapping)) and (other.__class__ is dict or isinstance(other, Mapping)):
         keys = {k for k in one if k != "lastUpdatedAt"}
-        return keys == {k for k in other if k != "lastUpdatedAt"} and all(same_untimed(one[k], other[k]) for k in keys)
-    if isinstance(one, list) and isinstance(other, list):
-        return len(one) == len(other) and all(same_untimed(a, b) for a, b in zip(one, other, strict=True))
+        return keys == {k for k in other if k != "lastUpdatedAt"} and all(
+            (a := one[k]) == (b := other[k]) or same_untimed(a, b) for k in keys)
+    if isinstance(one, list) and isinstance(other, list):  # equal parts (most of a long plan's steps) need no call
+        return len(one) == len(other) and all(a == b or same_untimed(a, b) for a, b in zip(one, other, strict=True))
     if isinstance(one, Mapping | list) or isinstance(other, Mapping | list):
         return False
     return bool(one == other)
@@ -122,8 +123,10 @@ def plan_events(name: str, record: Mapping[str, Any], before: Mapping[str, Any])
         events.append(Event("PlanFailed", f"plan {name} failed: {record.get('message') or ''}", "Warning"))
     old_steps = steps_of(before) if record.get("uid") == before.get("uid") else {}
     for step in steps_of(record).values():
+        if step.get("status") != PlanStatus.ERROR:
+            continue
         old = old_steps.get(step["name"]) or {}
-        if step.get("status") == PlanStatus.ERROR and not same_untimed(old, step):
+        if not same_untimed(old, step):
             events.append(Event("StepError", f"plan {name} step {step['name']}: {step.get('message')}", "Warning"))
     return events
 
