@@ -47,7 +47,7 @@ def advance(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
         started = start_ready(scope, records)
         results, records = {**results, **started}, {**records, **{n: r.record for n, r in started.items()}}
     ordered = [results[s.name] for s in scope.index.steps if s.name in results]
-    return collect(with_steps(reshaped(record, scope.plan), records), ordered)
+    return collect(with_steps(reshaped(record, scope.plan, known), records), ordered)
 
 
 def progress_step(scope: PlanScope, step: Step, record: Json, later: frozenset[Ref] = NOTHING) -> StepResult:
@@ -92,7 +92,7 @@ def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, Step
     completed = {n for n, r in records.items() if r["status"] == PlanStatus.COMPLETE}
     predecessors = scope.index.dag.predecessors
     return {s.name: start_step(scope.of(s), records[s.name]) for s in scope.index.steps
-            if records[s.name]["status"] == PlanStatus.PENDING and all(p in completed for p in predecessors[s.name])}
+            if records[s.name]["status"] == PlanStatus.PENDING and completed.issuperset(predecessors[s.name])}
 
 
 def heal(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
@@ -116,9 +116,10 @@ def collect(record: Json, results: Iterable[StepResult]) -> Progress:
     )
 
 
-def reshaped(record: Mapping[str, Any], plan: Plan) -> Json:
-    """The plan record laid out as the plan is (phases and steps the record lacks are added PENDING)."""
-    known = steps_of(record)
+def reshaped(record: Mapping[str, Any], plan: Plan, known: Mapping[str, Json] | None = None) -> Json:
+    """The plan record laid out as the plan is (phases and steps the record lacks are added PENDING); `known`: its
+    `steps_of`, when the caller has it."""
+    known = steps_of(record) if known is None else known
     old_phases = {p.get("name"): p for p in record.get("phases") or []}
     phases = [
         {**old_phases.get(ph.name, {"status": PlanStatus.PENDING.value}), "name": ph.name,

@@ -45,8 +45,9 @@ def stamped(status: Json, prior: Mapping[str, Any], now: datetime) -> Json:
 
 def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json:
     old_steps = steps_of(before)
-    phases = [
-        {**phase, "steps": [stamped_step(s, old_steps.get(s["name"]), now) for s in phase.get("steps") or []]}
+    phases = [  # a step equal to its old record, stamp and all (most of a long plan's), is kept without a call
+        {**phase, "steps": [s if (old := old_steps.get(s["name"])) is not None and s == old and "lastUpdatedAt" in old
+                            else stamped_step(s, old, now) for s in phase.get("steps") or []]}
         for phase in record.get("phases") or []
     ]
     new = {**record, "phases": phases}
@@ -91,9 +92,7 @@ def backoffs(status: Mapping[str, Any], settings: Settings) -> list[tuple[dateti
     active = (status.get("activePlan") or {}).get("name")
     steps = steps_of((status.get("plans") or {}).get(active) or {}).values()
     found = []
-    for step in steps:
-        if step.get("status") != PlanStatus.ERROR:
-            continue
+    for step in [s for s in steps if s.get("status") == PlanStatus.ERROR]:
         until = retry_at(step, settings.backoff_base, settings.backoff_max)
         if until is not None:
             found.append((until, str(step["name"]), int(step.get("attempts") or 0)))
@@ -121,10 +120,9 @@ def plan_events(name: str, record: Mapping[str, Any], before: Mapping[str, Any])
         events.append(Event("PlanComplete", f"plan {name} is complete"))
     if fresh and record.get("status") == PlanStatus.FATAL_ERROR:
         events.append(Event("PlanFailed", f"plan {name} failed: {record.get('message') or ''}", "Warning"))
-    old_steps = steps_of(before) if record.get("uid") == before.get("uid") else {}
-    for step in steps_of(record).values():
-        if step.get("status") != PlanStatus.ERROR:
-            continue
+    failed = [s for s in steps_of(record).values() if s.get("status") == PlanStatus.ERROR]
+    old_steps = steps_of(before) if failed and record.get("uid") == before.get("uid") else {}
+    for step in failed:
         old = old_steps.get(step["name"]) or {}
         if not same_untimed(old, step):
             events.append(Event("StepError", f"plan {name} step {step['name']}: {step.get('message')}", "Warning"))
