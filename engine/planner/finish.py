@@ -64,18 +64,30 @@ def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) ->
 
 def same_untimed(one: Any, other: Any) -> bool:
     """Whether `one` and `other` are equal once every `lastUpdatedAt` is left out (content unchanged), compared in
-    place: a pass compares its whole plan record with the one before."""
-    if one is other or (one.__class__ is other.__class__ and one == other):  # equal with timestamps: equal without
+    place: a pass compares its whole plan record with the one before.
+
+    A list's items are tried with == first (in C: most of a long plan's steps are equal); a dict's values that are
+    dicts or lists are not (a whole-== at each level of plan, phases, phase and steps walked the same steps again at
+    every level before the one step that changed was found)."""
+    if one is other:
         return True
     if (one.__class__ is dict or isinstance(one, Mapping)) and (other.__class__ is dict or isinstance(other, Mapping)):
         keys = {k for k in one if k != "lastUpdatedAt"}
-        return keys == {k for k in other if k != "lastUpdatedAt"} and all(
-            (a := one[k]) == (b := other[k]) or same_untimed(a, b) for k in keys)
-    if isinstance(one, list) and isinstance(other, list):  # equal parts (most of a long plan's steps) need no call
+        return keys == {k for k in other if k != "lastUpdatedAt"} and all(same_part(one[k], other[k]) for k in keys)
+    if isinstance(one, list) and isinstance(other, list):
         return len(one) == len(other) and all(a == b or same_untimed(a, b) for a, b in zip(one, other, strict=True))
     if isinstance(one, Mapping | list) or isinstance(other, Mapping | list):
         return False
     return bool(one == other)
+
+
+def same_part(one: Any, other: Any) -> bool:
+    """`same_untimed` of two values of a dict: a dict or list is compared part by part, anything else with ==."""
+    if one.__class__ is dict or one.__class__ is list or isinstance(one, Mapping | list):
+        return same_untimed(one, other)
+    if other.__class__ is dict or other.__class__ is list or isinstance(other, Mapping | list):
+        return False
+    return one is other or bool(one == other)
 
 
 def with_backoff(status: Json, settings: Settings) -> Json:
