@@ -7,13 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from engine import graph
 from engine.model import Plan, Step
 from engine.planner.actions import Action, Event
 from engine.planner.indexing import NOTHING
 from engine.planner.refs import Ref
 from engine.planner.status import PlanStatus, fresh_step, steps_of, with_steps
-from engine.planner.steps import PlanScope, StepResult, check_step, heal_step, retry_step, start_step
+from engine.planner.steps import PlanScope, StepResult, check_step, heal_step, known_clean, retry_step, start_step
 
 __all__ = ["PlanScope", "Progress", "advance", "heal"]
 
@@ -37,7 +36,10 @@ def advance(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     records: dict[str, Json] = {}
     for step in scope.index.steps:
         current = known.get(step.name) or fresh_step(step.name)
-        if current.get("status") in ACTIVE:
+        status = current.get("status")
+        if status == PlanStatus.COMPLETE and step.name not in later and known_clean(scope, step, True, NOTHING):
+            pass  # settled and known clean: nothing to act on, its record passed on as it is
+        elif status in ACTIVE:
             results[step.name] = result = progress_step(scope, step, current, later.get(step.name, NOTHING))
             current = result.record
         records[step.name] = current
@@ -45,7 +47,7 @@ def advance(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
         started = start_ready(scope, records)
         results, records = {**results, **started}, {**records, **{n: r.record for n, r in started.items()}}
     ordered = [results[s.name] for s in scope.index.steps if s.name in results]
-    return collect(with_steps(reshaped(record, scope.plan), records), ordered)
+    return collect(with_steps(reshaped(record, scope.plan, known), records), ordered)
 
 
 def progress_step(scope: PlanScope, step: Step, record: Json, later: frozenset[Ref] = NOTHING) -> StepResult:
@@ -85,11 +87,12 @@ def started(record: Mapping[str, Any] | None) -> bool:
 
 
 def start_ready(scope: PlanScope, records: Mapping[str, Json]) -> dict[str, StepResult]:
-    dag = scope.index.dag
+    """Start every PENDING step whose predecessors are all COMPLETE (`graph.frontier`, read off the index's
+    predecessors: every pass asks it of the whole plan)."""
     completed = {n for n, r in records.items() if r["status"] == PlanStatus.COMPLETE}
-    busy = {n for n, r in records.items() if r["status"] != PlanStatus.PENDING}
-    ready = set(graph.frontier(dag.graph, completed, busy, dag.depths))
-    return {s.name: start_step(scope.of(s), records[s.name]) for s in scope.index.steps if s.name in ready}
+    predecessors = scope.index.dag.predecessors
+    return {s.name: start_step(scope.of(s), records[s.name]) for s in scope.index.steps
+            if records[s.name]["status"] == PlanStatus.PENDING and completed.issuperset(predecessors[s.name])}
 
 
 def heal(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
@@ -97,7 +100,9 @@ def heal(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     known = steps_of(record)
     later = superseded(scope, known)
     steps = [s for s in scope.index.steps if s.name in known]
-    results = [heal_step(scope, s, known[s.name], later.get(s.name, NOTHING)) for s in steps]
+    results = [heal_step(scope, s, known[s.name], wanted) for s in steps
+               if not known_clean(scope, s, known[s.name].get("status") == PlanStatus.COMPLETE,
+                                  wanted := later.get(s.name, NOTHING))]
     return collect(dict(record), results)
 
 
@@ -111,9 +116,10 @@ def collect(record: Json, results: Iterable[StepResult]) -> Progress:
     )
 
 
-def reshaped(record: Mapping[str, Any], plan: Plan) -> Json:
-    """The plan record laid out as the plan is (phases and steps the record lacks are added PENDING)."""
-    known = steps_of(record)
+def reshaped(record: Mapping[str, Any], plan: Plan, known: Mapping[str, Json] | None = None) -> Json:
+    """The plan record laid out as the plan is (phases and steps the record lacks are added PENDING); `known`: its
+    `steps_of`, when the caller has it."""
+    known = steps_of(record) if known is None else known
     old_phases = {p.get("name"): p for p in record.get("phases") or []}
     phases = [
         {**old_phases.get(ph.name, {"status": PlanStatus.PENDING.value}), "name": ph.name,

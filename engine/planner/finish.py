@@ -45,8 +45,9 @@ def stamped(status: Json, prior: Mapping[str, Any], now: datetime) -> Json:
 
 def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json:
     old_steps = steps_of(before)
-    phases = [
-        {**phase, "steps": [stamped_step(s, old_steps.get(s["name"]), now) for s in phase.get("steps") or []]}
+    phases = [  # a step equal to its old record, stamp and all (most of a long plan's), is kept without a call
+        {**phase, "steps": [s if (old := old_steps.get(s["name"])) is not None and s == old and "lastUpdatedAt" in old
+                            else stamped_step(s, old, now) for s in phase.get("steps") or []]}
         for phase in record.get("phases") or []
     ]
     new = {**record, "phases": phases}
@@ -55,7 +56,7 @@ def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json
 
 
 def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) -> Json:
-    if before is not None and "lastUpdatedAt" in before and same_untimed(step, before):
+    if before is not None and "lastUpdatedAt" in before and (step == before or same_untimed(step, before)):
         kept = before["lastUpdatedAt"]
         return step if step.get("lastUpdatedAt") == kept else {**step, "lastUpdatedAt": kept}
     return {**step, "lastUpdatedAt": stamp(now)}
@@ -63,17 +64,30 @@ def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) ->
 
 def same_untimed(one: Any, other: Any) -> bool:
     """Whether `one` and `other` are equal once every `lastUpdatedAt` is left out (content unchanged), compared in
-    place: a pass compares its whole plan record with the one before."""
-    if one is other or (one.__class__ is other.__class__ and one == other):  # equal with timestamps: equal without
+    place: a pass compares its whole plan record with the one before.
+
+    A list's items are tried with == first (in C: most of a long plan's steps are equal); a dict's values that are
+    dicts or lists are not (a whole-== at each level of plan, phases, phase and steps walked the same steps again at
+    every level before the one step that changed was found)."""
+    if one is other:
         return True
     if (one.__class__ is dict or isinstance(one, Mapping)) and (other.__class__ is dict or isinstance(other, Mapping)):
         keys = {k for k in one if k != "lastUpdatedAt"}
-        return keys == {k for k in other if k != "lastUpdatedAt"} and all(same_untimed(one[k], other[k]) for k in keys)
+        return keys == {k for k in other if k != "lastUpdatedAt"} and all(same_part(one[k], other[k]) for k in keys)
     if isinstance(one, list) and isinstance(other, list):
-        return len(one) == len(other) and all(same_untimed(a, b) for a, b in zip(one, other, strict=True))
+        return len(one) == len(other) and all(a == b or same_untimed(a, b) for a, b in zip(one, other, strict=True))
     if isinstance(one, Mapping | list) or isinstance(other, Mapping | list):
         return False
     return bool(one == other)
+
+
+def same_part(one: Any, other: Any) -> bool:
+    """`same_untimed` of two values of a dict: a dict or list is compared part by part, anything else with ==."""
+    if one.__class__ is dict or one.__class__ is list or isinstance(one, Mapping | list):
+        return same_untimed(one, other)
+    if other.__class__ is dict or other.__class__ is list or isinstance(other, Mapping | list):
+        return False
+    return one is other or bool(one == other)
 
 
 def with_backoff(status: Json, settings: Settings) -> Json:
@@ -90,9 +104,7 @@ def backoffs(status: Mapping[str, Any], settings: Settings) -> list[tuple[dateti
     active = (status.get("activePlan") or {}).get("name")
     steps = steps_of((status.get("plans") or {}).get(active) or {}).values()
     found = []
-    for step in steps:
-        if step.get("status") != PlanStatus.ERROR:
-            continue
+    for step in [s for s in steps if s.get("status") == PlanStatus.ERROR]:
         until = retry_at(step, settings.backoff_base, settings.backoff_max)
         if until is not None:
             found.append((until, str(step["name"]), int(step.get("attempts") or 0)))
@@ -120,10 +132,11 @@ def plan_events(name: str, record: Mapping[str, Any], before: Mapping[str, Any])
         events.append(Event("PlanComplete", f"plan {name} is complete"))
     if fresh and record.get("status") == PlanStatus.FATAL_ERROR:
         events.append(Event("PlanFailed", f"plan {name} failed: {record.get('message') or ''}", "Warning"))
-    old_steps = steps_of(before) if record.get("uid") == before.get("uid") else {}
-    for step in steps_of(record).values():
+    failed = [s for s in steps_of(record).values() if s.get("status") == PlanStatus.ERROR]
+    old_steps = steps_of(before) if failed and record.get("uid") == before.get("uid") else {}
+    for step in failed:
         old = old_steps.get(step["name"]) or {}
-        if step.get("status") == PlanStatus.ERROR and not same_untimed(old, step):
+        if not same_untimed(old, step):
             events.append(Event("StepError", f"plan {name} step {step['name']}: {step.get('message')}", "Warning"))
     return events
 

@@ -8,7 +8,7 @@ from typing import Any
 from engine.planner import ownership
 from engine.planner.refs import Ref
 
-__all__ = ["PRUNED_PLANS", "Entry", "entries", "mine", "paired", "present", "prunable", "with_applied",
+__all__ = ["PRUNED_PLANS", "Entry", "entries", "mine", "paired", "present", "prunable", "standing", "with_applied",
            "without_foreign", "without_gone"]
 
 Json = dict[str, Any]
@@ -38,7 +38,7 @@ def entry_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
 
 def with_applied(items: Sequence[Json], objects: Iterable[Mapping[str, Any]], plan: str) -> list[Entry]:
     """The inventory after applying `objects` in `plan` (an object applied again is attributed to `plan`), unsorted."""
-    by_ref = dict(paired(items))
+    by_ref = {Ref.of_entry(e): e for e in items}
     for obj in objects:
         ref = Ref.of(obj)
         by_ref[ref] = ref.entry(plan)
@@ -63,6 +63,24 @@ def without_foreign(items: Sequence[Json], observed: Mapping[Ref, Any], namespac
 def mine(pairs: Iterable[Entry], observed: Mapping[Ref, Any], namespace: str, name: str) -> list[Entry]:
     """`without_foreign` of entries paired with their Refs."""
     return [(ref, e) for ref, e in pairs if ownership.foreign_claim(observed.get(ref), namespace, name) is None]
+
+
+def standing(pairs: Iterable[Entry], observed: Mapping[Ref, Any], keep: Collection[Ref], namespace: str,
+             name: str) -> tuple[list[Entry], list[Json]]:
+    """`mine(pairs, ...)` and `present` of those, reading each object once (every pass reads the whole inventory,
+    and a read of the runner's observed view is a call): the entries of Instance `namespace/name`, paired, and
+    those of them present or kept, sorted, as the status records them."""
+    get, foreign = observed.get, ownership.foreign_claim
+    owned: list[Entry] = []
+    shown: list[Json] = []
+    for ref, entry in pairs:
+        live = get(ref)
+        if live is not None and foreign(live, namespace, name) is not None:
+            continue
+        owned.append((ref, entry))
+        if live is not None or ref in keep:
+            shown.append(entry)
+    return owned, sort(shown)
 
 
 def prunable(pairs: Iterable[Entry], keep: Collection[Ref]) -> list[Ref]:

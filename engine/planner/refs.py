@@ -8,13 +8,14 @@ from typing import Any, NamedTuple
 __all__ = ["Ref", "instance_ref"]
 
 INSTANCE_API = "kplan.dev/v1alpha1"
+_NEW = tuple.__new__  # a Ref from its four fields in one C call (`_make` adds a Python frame and a length check)
 
 
 class Ref(NamedTuple):
     """The identity of one object; `namespace` is None for cluster-scoped objects.
 
     A named tuple rather than a frozen dataclass: every pass builds and hashes a Ref per object it reads, and a
-    tuple is built (`_make`, not the keyword-taking constructor) and hashed in C.
+    tuple is built (`tuple.__new__`, not the keyword-taking constructor) and hashed in C.
     """
 
     api_version: str
@@ -25,13 +26,13 @@ class Ref(NamedTuple):
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> Ref:
         meta = obj.get("metadata") or {}
-        return cls._make((str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), meta.get("namespace") or None,
+        return _NEW(cls, (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), meta.get("namespace") or None,
                           str(meta.get("name") or "")))
 
     @classmethod
     def of_entry(cls, entry: Mapping[str, Any]) -> Ref:
         """The Ref of an inventory entry `{apiVersion, kind, namespace, name, plan}`."""
-        return cls._make((str(entry["apiVersion"]), str(entry["kind"]), entry.get("namespace") or None,
+        return _NEW(cls, (str(entry["apiVersion"]), str(entry["kind"]), entry.get("namespace") or None,
                           str(entry["name"])))
 
     def entry(self, plan: str) -> dict[str, Any]:

@@ -74,18 +74,21 @@ def with_record(status: Json, name: str, record: Json) -> Json:
 def keep_inventory(outcome: Outcome, scope: PlanScope, progress: Progress, prune: bool) -> Outcome:
     """Record what was applied, forget what is gone and unwanted, and prune after completion."""
     applied = [obj for a in progress.actions if isinstance(a, Apply) for obj in a.objects]
-    keep = scope.index.desired | {Ref.of(o) for o in applied}
+    desired = scope.index.desired
+    more = {ref for o in applied if (ref := Ref.of(o)) not in desired}
+    keep = desired | more if more else desired  # what the plan keeps: the same set every pass, not a copy of it
     complete = progress.record.get("status") == PlanStatus.COMPLETE
     extra = deploy_refs(scope) if prune and complete else None
     owner = scope.owner
-    items = inventory.with_applied(inventory.entries(outcome.status), applied, scope.plan.name)
-    items = inventory.mine(items, scope.observed, owner.namespace, owner.name)
-    pruned: tuple[Action, ...] = ()
     if extra is not None:
         keep |= extra
+    items = inventory.with_applied(inventory.entries(outcome.status), applied, scope.plan.name)
+    items, shown = inventory.standing(items, scope.observed, keep, owner.namespace, owner.name)
+    pruned: tuple[Action, ...] = ()
+    if extra is not None:
         gone = tuple(r for r in inventory.prunable(items, keep) if r in scope.observed)
         pruned = (Delete(PRUNE_STEP, gone),) if gone else ()
-    status = {**outcome.status, "appliedResources": inventory.present(items, keep, scope.observed)}
+    status = {**outcome.status, "appliedResources": shown}
     return outcome.then(status, progress.actions + pruned, progress.events, progress.deadlines)
 
 

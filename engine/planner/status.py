@@ -71,7 +71,9 @@ def with_steps(plan_status: Mapping[str, Any], steps: Mapping[str, Json]) -> Jso
     all_steps = [s for phase in phases for s in phase["steps"]]
     status = combine(s["status"] for s in all_steps)
     status = PlanStatus.IN_PROGRESS if status is PlanStatus.PENDING else status
-    return {**plan_status, "phases": phases, "status": status.value, "message": plan_message(all_steps)}
+    failed = status in (PlanStatus.FATAL_ERROR, PlanStatus.ERROR)  # else no step failed: no message to look for
+    message = plan_message(all_steps) if failed else ""
+    return {**plan_status, "phases": phases, "status": status.value, "message": message}
 
 
 def phase_with(phase: Mapping[str, Any], steps: Mapping[str, Json]) -> Json:

@@ -6,23 +6,23 @@ import functools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from operator import is_
 from typing import Any
 
 from engine.model import Package, Plan, Step, Task
 from engine.planner import ownership, tasks
 from engine.planner.actions import Action, Apply, Delete, Event, Settings
 from engine.planner.drift import first_difference
-from engine.planner.indexing import PlanIndex
+from engine.planner.indexing import Healed, PlanIndex
 from engine.planner.refs import Ref
-from engine.planner.rendering import Rendered, TaskRender
+from engine.planner.rendering import Rendered
 from engine.planner.stamping import Owner
 from engine.planner.status import PlanStatus
 from engine.planner.times import aware, retry_at, stamp, timeout_at
 from engine.render.cache import Lru
 from engine.render.stamping import claim_templates_as_live
 
-__all__ = ["PlanScope", "StepResult", "StepScope", "check_step", "heal_step", "retry_step", "start_step", "task_scopes"]
+__all__ = ["PlanScope", "StepResult", "StepScope", "check_step", "heal_step", "known_clean", "retry_step", "start_step",
+           "task_scopes"]
 
 Json = dict[str, Any]
 GONE = "<gone>"  # drifted(): the object itself is missing
@@ -32,10 +32,11 @@ GONE = "<gone>"  # drifted(): the object itself is missing
 DRIFTS: Lru[tuple[Mapping[str, Any], str]] = Lru(4096)
 # Steps heal_step found clean (nothing to apply again, no Event) for one render of their tasks, one version of each
 # live object it would heal, their owner and whether they are COMPLETE: a pass over a long plan checks each settled
-# step again, and an unchanged one is known clean. Keyed by the ids of the step's task renders (which the entry holds,
-# so they are not reused while it lives), their kinds, and the uid and resourceVersion of each live object (an object
-# without them is never remembered clean).
-CLEAN: Lru[tuple[TaskRender, ...]] = Lru(4096)
+# step again, and an unchanged one is known clean. Keyed by the id of the step's Healed (its index's: the step's task
+# renders and their kinds; the entry is that Healed, so its id is not reused while the entry lives), and the uid and
+# resourceVersion of each live object (an object without them is never remembered clean).
+CLEAN: Lru[Healed] = Lru(4096)
+EMPTY: Mapping[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ def heal_step(plan: PlanScope, step: Step, record: Mapping[str, Any],
     again, whose drift is that step's). A step known clean as it stands (CLEAN) is not checked again."""
     complete = record.get("status") == PlanStatus.COMPLETE
     seen = clean_key(plan, step, complete, later)
-    if seen is not None and (kept := CLEAN.get(seen[0])) is not None and all(map(is_, kept, seen[1])):
+    if seen is not None and CLEAN.get(seen[0]) is seen[1]:
         return StepResult(record)  # type: ignore[arg-type]  # the decision's own copy, passed on unchanged
     scope = plan.of(step)
     actions: list[Action] = []
@@ -213,25 +214,37 @@ def heal_step(plan: PlanScope, step: Step, record: Mapping[str, Any],
     return StepResult(dict(record), tuple(actions), tuple(events))
 
 
+def known_clean(plan: PlanScope, step: Step, complete: bool, later: frozenset[Ref]) -> bool:
+    """Whether heal_step would find `step` clean as it stands because CLEAN says so (a pass over a long plan asks
+    this of every settled step before anything else)."""
+    seen = clean_key(plan, step, complete, later)
+    return seen is not None and CLEAN.get(seen[0]) is seen[1]
+
+
 def clean_key(scope: PlanScope, step: Step, complete: bool,
-              later: frozenset[Ref]) -> tuple[Hashable, tuple[TaskRender, ...]] | None:
-    """The CLEAN key of `step` as it stands (and the task renders an entry holds), or None when some live object
-    it would heal has no uid and resourceVersion to name its content."""
+              later: frozenset[Ref]) -> tuple[Hashable, Healed] | None:
+    """The CLEAN key of `step` as it stands (and the step's Healed, which an entry holds), or None when some live
+    object it would heal has no uid and resourceVersion to name its content.
+
+    The key names the step's Healed by its id (one index's: its task renders and the kind each acts as) and lists,
+    flat, the uid and resourceVersion of each live object it keeps, None for one that is gone (a uid is never empty,
+    so the list reads back one way): built for every settled step on every pass, so as little as that.
+    """
     healed = scope.index.healed[step.name]
-    versions: list[tuple[str, str] | None] = []
+    owner = scope.owner
+    key: list[Any] = [id(healed), complete, later, owner.namespace, owner.name]
     observed = scope.observed
     for ref in healed.refs:
         live = observed.get(ref)
         if live is None:
-            versions.append(None)
+            key.append(None)
             continue
-        meta = live.get("metadata") or {}
+        meta = live.get("metadata") or EMPTY
         uid, version = meta.get("uid"), meta.get("resourceVersion")
         if not uid or not version:
             return None
-        versions.append((uid, version))
-    owner = scope.owner
-    return (healed.ids, healed.kinds, complete, later, owner.namespace, owner.name, tuple(versions)), healed.renders
+        key += (uid, version)
+    return tuple(key), healed
 
 
 def drifted(obj: Mapping[str, Any], ts: tasks.TaskScope, complete: bool) -> str:
