@@ -17,7 +17,7 @@ __all__ = ["include_cycles", "template_parameters", "template_syntax", "unused_t
 
 def template_syntax(docs: Docs) -> Iterator[Problem]:
     for name, source in sorted(docs.templates.items()):
-        error = syntax_error(TEMPLATES_DIR + name, source, name)
+        error = syntax_error(name, source)
         if error is not None:
             yield Problem(TEMPLATES_DIR + name, error.line, "", error.reason)
 
@@ -38,7 +38,7 @@ def template_parameters(docs: Docs) -> Iterator[Problem]:
     """`Params.x` in a template needs a parameter x in params.yaml."""
     declared = {p.text("name") for p in parameters(docs)}
     for name, source in sorted(docs.templates.items()):
-        if syntax_error(TEMPLATES_DIR + name, source, name) is not None:
+        if syntax_error(name, source) is not None:
             continue
         for param in sorted(render.referenced_params(source) - declared):
             line = _first_use(source, param)
@@ -46,11 +46,12 @@ def template_parameters(docs: Docs) -> Iterator[Problem]:
 
 
 @functools.lru_cache(maxsize=256)
-def syntax_error(file: str, source: str, name: str) -> RenderError | None:
-    """`render.check_template`, once per file and text: two rules ask, and a package is verified again whenever
-    it is loaded (each OperatorVersion the manager reads, the CLI's verify then build). The code it compiles is
-    kept for the renders of template `name` (`render.COMPILED`): a package's first render compiles nothing again."""
-    return render.check_template(file, source, name=name, cache=render.COMPILED)
+def syntax_error(name: str, source: str) -> RenderError | None:
+    """`render.check_template` of template `name`, once per name and text: two rules ask, and a package is verified
+    again whenever it is loaded (each OperatorVersion the manager reads, the CLI's verify then build). The code it
+    compiles is kept for the renders of the template (`render.COMPILED`): a package's first render compiles nothing
+    again."""
+    return render.check_template(TEMPLATES_DIR + name, source, name=name, cache=render.COMPILED)
 
 
 def _first_use(source: str, param: str) -> int | None:
