@@ -100,9 +100,7 @@ def heal(scope: PlanScope, record: Mapping[str, Any]) -> Progress:
     known = steps_of(record)
     later = superseded(scope, known)
     steps = [s for s in scope.index.steps if s.name in known]
-    results = [heal_step(scope, s, known[s.name], wanted) for s in steps
-               if not known_clean(scope, s, known[s.name].get("status") == PlanStatus.COMPLETE,
-                                  wanted := later.get(s.name, NOTHING))]
+    results = [heal_step(scope, s, known[s.name], later.get(s.name, NOTHING)) for s in steps]
     return collect(dict(record), results)
 
 

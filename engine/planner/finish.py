@@ -45,9 +45,8 @@ def stamped(status: Json, prior: Mapping[str, Any], now: datetime) -> Json:
 
 def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json:
     old_steps = steps_of(before)
-    phases = [  # a step equal to its old record, stamp and all (most of a long plan's), is kept without a call
-        {**phase, "steps": [s if (old := old_steps.get(s["name"])) is not None and s == old and "lastUpdatedAt" in old
-                            else stamped_step(s, old, now) for s in phase.get("steps") or []]}
+    phases = [
+        {**phase, "steps": [stamped_step(s, old_steps.get(s["name"]), now) for s in phase.get("steps") or []]}
         for phase in record.get("phases") or []
     ]
     new = {**record, "phases": phases}
@@ -56,6 +55,8 @@ def stamped_plan(record: Json, before: Mapping[str, Any], now: datetime) -> Json
 
 
 def stamped_step(step: Json, before: Mapping[str, Any] | None, now: datetime) -> Json:
+    """`step` with its old stamp when only stamps differ from `before` (most of a long plan's steps: equal, stamp and
+    all, which one == in C tells), else stamped `now`."""
     if before is not None and "lastUpdatedAt" in before and (step == before or same_untimed(step, before)):
         kept = before["lastUpdatedAt"]
         return step if step.get("lastUpdatedAt") == kept else {**step, "lastUpdatedAt": kept}
