@@ -64,12 +64,13 @@ class KplanCodeGenerator(CodeGenerator):
         super().__init__(*args, **kwargs)
         self._loop_iterables: set[int] = set()
         self._positional: dict[str, str] = {}  # filter name -> the module's global of its positional form
+        self._writers: dict[str, str] = {}  # slot -> the module's global of its writer, for the slots output uses
         self._checked = True  # whether every output is checked so far
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         super().visit_Template(node, frame)
         self.writeline(f"{CHECKED_NAME} = {self._checked!r}")
-        for where, name in WRITERS.items():
+        for where, name in self._writers.items():  # only those used: each binding costs the module's compile
             self.writeline(f"{name} = environment.writers[{where!r}]")
         for filter_name, name in self._positional.items():
             self.writeline(f"{name} = environment.filters.positional_form({filter_name!r})")
@@ -167,7 +168,7 @@ class KplanCodeGenerator(CodeGenerator):
         before, after = pieces[at - 1] if at > 0 else None, pieces[at + 1] if at + 1 < len(pieces) else None
         where = plainscalars.slot(before if isinstance(before, str) else None,
                                   after if isinstance(after, str) else None)
-        self.write(f"{WRITERS[where]}(")
+        self.write(f"{self._writers.setdefault(where, WRITERS[where])}(")
 
     def _output_write_post(self, node: nodes.Expr, frame: Frame) -> None:
         if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:

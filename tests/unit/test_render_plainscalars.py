@@ -16,7 +16,7 @@ from engine.render import plainscalars
 from engine.render.documents import parse_objects, pyyaml_objects
 from engine.render.limits import DEFAULT_LIMITS, Budget
 from engine.render.rendering import _render_checked
-from engine.render.sandbox import environment
+from engine.render.sandbox import WRITERS, environment
 
 HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n"
 TOKENS = ["yes", "No", "on", "OFF", "y", "true", "False", "~", "null", "Null", "", "0777", "0o17", "0x1F", "0b101",
@@ -128,3 +128,12 @@ def test_no_scalar_with_a_character_outside_suspect_reads_as_other_than_a_string
             assert plainscalars.segment_alike(token)
     for word in ["yes", "on", "null", "~", ".inf", "1e3", "0x1F", "0o17", "1:20", "<<", "=", "True"]:
         assert plainscalars.SUSPECT.issuperset(word)
+
+
+def test_a_compiled_template_binds_the_writers_of_the_slots_it_outputs_in_and_no_other() -> None:
+    env = environment(templates={"t.yaml": HEAD + "  a: {{ v }}\n  b: x{{ w }}\n  c: \"{{ v }}\"\n"})
+    module = env.get_template("t.yaml").root_render_func.__globals__
+    bound = {name: slot for slot, name in WRITERS.items() if name in module}
+    assert bound == {WRITERS["both"]: "both", WRITERS["right"]: "right", WRITERS['"']: '"'}
+    assert all(module[name] is env.writers[slot] for name, slot in bound.items())
+    assert _render_checked(env, "t.yaml", {"v": "1.5", "w": "y"})[0] == HEAD + "  a: 1.5\n  b: xy\n  c: \"1.5\"\n"
