@@ -137,3 +137,11 @@ def test_a_compiled_template_binds_the_writers_of_the_slots_it_outputs_in_and_no
     assert bound == {WRITERS["both"]: "both", WRITERS["right"]: "right", WRITERS['"']: '"'}
     assert all(module[name] is env.writers[slot] for name, slot in bound.items())
     assert _render_checked(env, "t.yaml", {"v": "1.5", "w": "y"})[0] == HEAD + "  a: 1.5\n  b: xy\n  c: \"1.5\"\n"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=sorted(plainscalars.SUSPECT), min_size=1, max_size=12)
+       | st.from_regex(r"\A[-+]?[0-9]{1,22}\Z") | st.from_regex(r"\A[-~=<.sSyYnN]?[0-9]{1,3}[a-zA-Z]{0,3}\Z"))
+def test_segments_known_alike_without_reading_them_are_the_ones_that_read_alike(segment: str) -> None:
+    if plainscalars._PLAIN_ALIKE.fullmatch(segment):
+        assert plainscalars._reads_alike(segment)
