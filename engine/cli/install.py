@@ -14,10 +14,9 @@ from engine.cli.cluster import INSTANCE, connect_from, require_crds
 from engine.cli.following import Target, ended_with, follow
 from engine.cli.preflight import Prepared, prepare
 from engine.cli.records import (
-    check_versions,
     instance_object,
     packages_to_record,
-    record_packages,
+    record_checked,
     same_as_sent,
 )
 from engine.errors import PermanentError
@@ -64,8 +63,7 @@ def record_instance(kube: Kube, prepared: Prepared, name: str, runner: str | Non
     if not absent and kube.get(*INSTANCE, name, namespace) is not None:
         raise PermanentError(f"instance {name!r} already exists in namespace {namespace!r}; use update or upgrade")
     packages = packages_to_record(prepared.pkg, prepared.dependencies)
-    check_versions(kube, packages, prepared.dependencies, namespace)
-    lines = record_packages(kube, packages, namespace, prepared.origins)
+    lines = record_checked(kube, packages, prepared.dependencies, namespace, prepared.origins)
     instance = instance_object(prepared.pkg, name, namespace, prepared.given, runner=runner)
     created = kube.create(instance, same=same_as_sent(instance))
     return created, [*lines, f"instance.kplan.dev/{name} created"]

@@ -139,6 +139,20 @@ def test_an_operatorversion_with_other_content_is_refused(cli: Cli, sim_kube: Ku
     assert sim_kube.get(*OPERATOR, "cli-app", cli.namespace) is None
 
 
+def test_a_second_instance_of_a_recorded_package_keeps_its_operatorversion(cli: Cli, sim_kube: Kube) -> None:
+    assert cli("install", package("cli-app"), "-p", PASSWORD).code == 0
+    recorded_version = sim_kube.get(*OPERATOR_VERSION, "cli-app-0.1.0", cli.namespace)
+    assert recorded_version is not None
+
+    result = cli("install", package("cli-app"), "-p", PASSWORD, "--instance", "second")
+
+    assert result.code == 0, result.text
+    assert result.out.splitlines() == ["instance.kplan.dev/second created", "parameters: password=*****"]
+    kept = sim_kube.get(*OPERATOR_VERSION, "cli-app-0.1.0", cli.namespace)
+    assert kept is not None and kept["metadata"]["uid"] == recorded_version["metadata"]["uid"]
+    assert sorted(i["metadata"]["name"] for i in sim_kube.list(*INSTANCE, cli.namespace)) == ["cli-app", "second"]
+
+
 def test_the_package_of_an_operator_task_is_recorded_and_its_child_deployed(
     cli: Cli, sim_kube: Kube, manager: Manager
 ) -> None:
