@@ -141,7 +141,8 @@ def test_a_compiled_template_binds_the_writers_of_the_slots_it_outputs_in_and_no
 
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet=sorted(plainscalars.SUSPECT), min_size=1, max_size=12)
-       | st.from_regex(r"\A[-+]?[0-9]{1,22}\Z") | st.from_regex(r"\A[-~=<.sSyYnN]?[0-9]{1,3}[a-zA-Z]{0,3}\Z"))
+       | st.from_regex(r"\A[-+]?[0-9]{1,22}\Z") | st.from_regex(r"\A[-~=<.sSyYnN]?[0-9]{1,3}[a-zA-Z]{0,3}\Z")
+       | st.from_regex(r"\A[-+.]?[0-9]{1,3}[.eExXoObB_:]?[0-9a-fA-F]{0,3}([eE][-+]?[0-9]{1,2})?\Z"))
 def test_segments_known_alike_without_reading_them_are_the_ones_that_read_alike(segment: str) -> None:
     if plainscalars._PLAIN_ALIKE.fullmatch(segment):
         assert plainscalars._reads_alike(segment)
