@@ -102,11 +102,34 @@ def instance_owner(references: Iterable[Any]) -> Mapping[str, Any] | None:
 
 
 def foreign_claim(live: Mapping[str, Any] | None, namespace: str, name: str) -> Claim | None:
-    """The other Instance that `live` belongs to, or None (absent, unclaimed, or Instance `namespace/name`'s)."""
-    found = claimant(live) if live is not None else None
-    if found is None or (found[1] == name and found[0] in (None, namespace)):  # Claim.is_instance
+    """The other Instance that `live` belongs to, or None (absent, unclaimed, or Instance `namespace/name`'s).
+
+    Known from FOREIGN for a version of an object seen before (every pass asks it of each object the Instance
+    keeps, unchanged most of the time)."""
+    if live is None:
         return None
-    return Claim(*found)
+    meta = live.get("metadata") or EMPTY
+    uid, version = meta.get("uid"), meta.get("resourceVersion")
+    key = (uid, version, namespace, name) if uid and version else None
+    if key is not None:
+        kept = FOREIGN.get(key, UNKNOWN)
+        if kept is not UNKNOWN:
+            return kept
+    found = claimant(live)
+    claim = None if found is None or (found[1] == name and found[0] in (None, namespace)) else Claim(*found)
+    if key is not None:
+        if len(FOREIGN) >= FOREIGN_SIZE:
+            FOREIGN.clear()
+        FOREIGN[key] = claim
+    return claim
+
+
+# foreign_claim by the uid and resourceVersion of the live object (which name one content of it: the server's) and
+# the asking Instance's namespace and name; cleared when full. One dict read or write is atomic: no lock.
+FOREIGN: dict[tuple[Any, Any, str, str], Claim | None] = {}
+FOREIGN_SIZE = 16384
+UNKNOWN = Claim(None, "")  # FOREIGN.get: not known
+EMPTY: Mapping[str, Any] = {}
 
 
 def handover(ref: Ref, live: Mapping[str, Any] | None, namespace: str, name: str, *, adopt: bool) -> Handover | None:

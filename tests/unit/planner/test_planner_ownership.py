@@ -11,7 +11,7 @@ from planner_harness import Cluster, Driver, apply_task, cm, configmap, instance
 from engine.kube.managers import handed_over
 from engine.model import Package
 from engine.planner import Apply, Delete, Ref
-from engine.planner.ownership import Claim, Handover, claim_of, field_manager
+from engine.planner.ownership import Claim, Handover, claim_of, field_manager, foreign_claim
 
 MINE = "kplan/shop/cache"
 OTHER = "kplan/shop/other"
@@ -69,6 +69,21 @@ def test_a_field_manager_never_exceeds_the_servers_limit_and_stays_distinct() ->
 ])
 def test_an_object_belongs_to_its_instance_owner_else_to_its_labels(obj: dict[str, Any], claim: Claim | None) -> None:
     assert claim_of(obj) == claim
+
+
+def test_whose_an_object_is_follows_each_version_of_it_and_the_instance_asking() -> None:
+    def version(owner: str, resource_version: str) -> dict[str, Any]:
+        obj = live(owner)
+        obj["metadata"].update(uid="uid-shared", resourceVersion=resource_version)
+        return obj
+
+    assert foreign_claim(version("other", "7"), "shop", "cache") == Claim("shop", "other")
+    assert foreign_claim(version("other", "7"), "shop", "other") is None
+    assert foreign_claim(version("cache", "8"), "shop", "cache") is None  # adopted back: a new version
+    assert foreign_claim(version("cache", "8"), "shop", "other") == Claim("shop", "cache")
+    assert foreign_claim(version("other", "7"), "shop", "cache") == Claim("shop", "other")
+    assert foreign_claim(live("other"), "shop", "cache") == Claim("shop", "other")  # no version: read as it is
+    assert foreign_claim(None, "shop", "cache") is None
 
 
 def test_an_object_of_another_instance_is_refused_fatally_and_not_applied() -> None:
