@@ -17,6 +17,7 @@ from engine.cli.cluster import INSTANCE, OPERATOR_VERSION
 from engine.cli.following import Target, outcome
 from engine.errors import KplanError, PermanentError, Timeout, TransientError
 from engine.kube import Caches, Kube, NotFound
+from engine.kube.recorder import FLUSH_WAIT
 from engine.runner import CLI, DRIVER_ANNOTATION, RunEvent, Runner
 from engine.runner.acting import INSTANCE_NAMESPACE
 
@@ -91,6 +92,8 @@ class Driver:
                     raise Timeout(f"{what} within {timeout:g}s")
                 clock.wait(self._wake, min(delay, remaining) if delay is not None else remaining)
         finally:
+            if not self._runner.flush_events(FLUSH_WAIT):
+                log.warning("events not all written", extra={"waited_seconds": FLUSH_WAIT})
             self._caches.stop()
 
     def start_warming(self) -> None:

@@ -18,6 +18,7 @@ from engine.controller.urgency import start_order
 from engine.controller.workers import Workers
 from engine.errors import KplanError, PermanentError
 from engine.kube import Caches, Clock, Fence, Kube, LeaderElector
+from engine.kube.recorder import FLUSH_WAIT
 from engine.planner import Settings
 from engine.runner import INSTANCE, OPERATOR_VERSION, PlanFinished, RunEvent, Runner
 
@@ -129,6 +130,8 @@ class Manager:
         """Finish the passes in flight, hand the lease back, stop caches and probes."""
         self._stopping.set()
         self._stop_leading()
+        if not self.runner.flush_events(FLUSH_WAIT):  # while the Lease is still this manager's
+            log.warning("events not all written before stopping", extra={"waited_seconds": FLUSH_WAIT})
         self.queue.shutdown()
         self._campaign_stop.set()
         if self._elector_thread is not None:

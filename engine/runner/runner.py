@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.errors import KplanError, PackageInvalid
 from engine.kube import Caches, Clock, Conflict, Kube, NotFound
+from engine.kube.recorder import EventRecorder
 from engine.model import Package
 from engine.planner import (
     Action,
@@ -75,6 +76,7 @@ class Runner:
         self._packages = PackageCache()
         self._echoes = Echoes()
         self._acting = Acting(kube, self._recent, self._echoes)
+        self._events = EventRecorder(kube, self._event_failed)
         caches.add_reader(lambda change, obj, _listed: self._recent.observe(change, obj))
 
     def reconcile(self, namespace: str, name: str) -> float | None:
@@ -114,6 +116,10 @@ class Runner:
         """The Instance (`namespace/name`) to which a watch event of `obj` shows only what a settled pass of it wrote
         (it needs no pass for it), or None."""
         return self._echoes.heard(change, obj)
+
+    def flush_events(self, timeout: float) -> bool:
+        """Wait until the Events recorded so far are written (see EventRecorder); False after `timeout` seconds."""
+        return self._events.flush(timeout)
 
     def serves(self, instance: Mapping[str, Any]) -> bool:
         annotations = (instance.get("metadata") or {}).get("annotations") or {}
@@ -244,7 +250,7 @@ class Runner:
         self._recent.remember(found)
         return found
 
-    def _namespace_terminating(self, instance: Json) -> bool:
+    def _namespace_terminating(self, instance: Mapping[str, Any]) -> bool:
         try:
             found = self._kube.get("v1", "Namespace", namespace_of(instance))
         except KplanError:  # not allowed to read it, or the server fails: warn as usual
@@ -254,12 +260,11 @@ class Runner:
     # --- Events ----------------------------------------------------------------------------
 
     def _record(self, decision: Decision, instance: Json, observed: ObservedView) -> None:
+        """Queue the decision's Events: written off the pass's path (an Event is worth a log line, not a failed
+        pass)."""
         for event in decision.events:
             involved = instance if event.ref is None else involved_object(event, observed)
-            try:
-                self._kube.event(involved, event.reason, event.message, type=event.type)
-            except KplanError as err:  # an Event is worth a log line, not a failed pass
-                self._event_failed(instance, event.reason, err)
+            self._events.record(involved, event.reason, event.message, type=event.type, about=instance)
 
     def _warn(self, instance: Json, reason: str, message: str) -> None:
         if stranded(instance) or self._namespace_terminating(instance):
@@ -269,12 +274,9 @@ class Runner:
             return
         log.warning("instance not reconciled", extra={"instance": instance_key(instance), "reason": reason,
                                                        "detail": message})
-        try:
-            self._kube.event(instance, reason, message, type="Warning")
-        except KplanError as err:
-            self._event_failed(instance, reason, err)
+        self._events.record(instance, reason, message, type="Warning")
 
-    def _event_failed(self, instance: Json, reason: str, err: KplanError) -> None:
+    def _event_failed(self, instance: Mapping[str, Any], reason: str, err: KplanError) -> None:
         """A log line for an Event not written; a debug one when the namespace is being deleted (routine)."""
         routine = self._namespace_terminating(instance)
         (log.debug if routine else log.warning)("event not recorded", extra={"reason": reason, "error": str(err)})
