@@ -11,8 +11,9 @@ caches, so they stay near zero); reconcile passes per Instance; peak resident me
 manager side) before the manager started and at the end, and of the cluster's process; CPU seconds of both, and
 of the manager's own threads (the manager side without this script's creates and its watch of the Instances);
 the cluster's CPU while serving, per Instance (its process's imports, which include this script's modules, and
-its start are left out: they do not grow with the Instances). `until_idle`: the passes and the manager's threads' CPU
-once its queue is empty after the last Instance converged (the passes still queued then are left out above).
+its start are left out: they do not grow with the Instances). `until_idle`: the passes, the API writes and the manager's
+threads' CPU once its queue is empty and its Events written after the last Instance converged (the passes still
+queued then, and the Events still waiting for the recorder's thread, are left out above).
 `--tracemalloc` adds the peak of Python allocations (and slows everything down). Bounded by `--budget`
 seconds: when it runs out, the figures say how many Instances converged.
 """
@@ -219,6 +220,9 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
             reconciles = manager.metrics.reconciles
             # What is still queued when the last Instance converged (the passes after it) is the manager's work too.
             idle = manager.queue.wait_idle(IDLE_WAIT)
+            events_written = manager.runner.flush_events(IDLE_WAIT)  # written off the passes' path: some still queued
+            idle_requests = Counter(kube.requests)
+            idle_requests.subtract(before)
             idle_cpu = threads_cpu_seconds(leave_out=bench_threads) - threads_before
             idle_reconciles = manager.metrics.reconciles
             if args.tracemalloc:
@@ -252,7 +256,9 @@ def measure(args: argparse.Namespace, backend: str) -> dict[str, Any]:
         "manager_side_cpu_seconds": round(cpu, 1),
         "manager_side_cpu_ms_per_instance": round(cpu / max(1, converged) * 1000, 1),
         "manager_threads_cpu_ms_per_instance": round(manager_cpu / max(1, converged) * 1000, 1),
-        "until_idle": {"idle": idle, "reconciles_per_instance": round(idle_reconciles / max(1, converged), 2),
+        "until_idle": {"idle": idle, "events_written": events_written,
+                       "api_writes_per_instance": writes(per_unit(idle_requests, max(1, converged))),
+                       "reconciles_per_instance": round(idle_reconciles / max(1, converged), 2),
                        "manager_threads_cpu_ms_per_instance": round(idle_cpu / max(1, converged) * 1000, 1)},
         "cluster_process": cluster,
         "cluster_serving_cpu_ms_per_instance": round(cluster.get("serving_cpu_seconds", 0.0) / max(1, converged) * 1000,

@@ -42,7 +42,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
                                        "api_writes_per_instance", "manager_threads_cpu_ms_per_instance",
                                        "manager_side_max_rss_mib.after", "cluster_process.cpu_seconds",
                                        "cluster_serving_cpu_ms_per_instance",
-                                       "until_idle.manager_threads_cpu_ms_per_instance")]),
+                                       "until_idle.manager_threads_cpu_ms_per_instance",
+                                       "until_idle.api_writes_per_instance")]),
     "instances-real": (["--instances", "2", "--backend", "real"], [
         f"real.{figure}" for figure in ("instances_per_second", "api_writes_per_instance",
                                         "manager_threads_cpu_ms_per_instance", "cluster_process.cpu_seconds")]),
