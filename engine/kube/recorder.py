@@ -1,6 +1,6 @@
 """EventRecorder: core/v1 Events written off the caller's path, oldest first, as client-go's event broadcaster does.
 
-A pass records its Events and goes on to its next request: one thread of the recorder writes them (`record_event`:
+A pass records its Events and goes on to its next request: one thread of the recorder writes them (`Kube.event`:
 a create, or a read and a patch for a repeat), so their round trips are not on the path of the plan. `flush` waits
 until everything recorded so far is written: a command calls it before it exits, a manager before it hands back
 its Lease. A write that fails goes to `failed` (a log line), never to the caller, and the next one goes on; one
@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import KplanError
-from engine.kube.events import record_event
 from engine.kube.fence import LeadershipLost
 
 if TYPE_CHECKING:
@@ -46,8 +45,8 @@ class _Event:
 class EventRecorder:
     """Writes the Events recorded through it on a thread of its own, in the order recorded."""
 
-    def __init__(self, kube: Kube, failed: Failed, *, limit: int = LIMIT, component: str = "kplan") -> None:
-        self._kube, self._failed, self._limit, self._component = kube, failed, limit, component
+    def __init__(self, kube: Kube, failed: Failed, *, limit: int = LIMIT) -> None:
+        self._kube, self._failed, self._limit = kube, failed, limit
         self._waiting: deque[_Event] = deque()
         self._writing = False
         self._changed = threading.Condition()
@@ -87,8 +86,7 @@ class EventRecorder:
                 self._changed.wait_for(lambda: bool(self._waiting))
                 event, self._writing = self._waiting.popleft(), True
             try:
-                record_event(self._kube, event.involved, event.reason, event.message, type=event.type,
-                             component=self._component)
+                self._kube.event(event.involved, event.reason, event.message, type=event.type)
             except KplanError as err:
                 self._call_failed(event, err)
             except LeadershipLost as lost:

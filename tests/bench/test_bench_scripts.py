@@ -46,7 +46,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
                                        "until_idle.api_writes_per_instance")]),
     "instances-real": (["--instances", "2", "--backend", "real"], [
         f"real.{figure}" for figure in ("instances_per_second", "api_writes_per_instance",
-                                        "manager_threads_cpu_ms_per_instance", "cluster_process.cpu_seconds")]),
+                                        "manager_threads_cpu_ms_per_instance", "cluster_process.cpu_seconds",
+                                        "until_idle.api_writes_per_instance")]),
     "restart": (["--instances", "6", "--waiting", "2"], [
         "dev.seconds_until_ready", "dev.seconds_until_all_waiting_complete", "dev.passes_until_then"]),
     "run_vs_kubectl": (["--steps", "1", "--repeats", "1"], [

@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 from cli_harness import BIN, INSTANCE, KUBECTL, SECRET, Cli, Result, package
 
+from engine.apiserver.faults import FaultProfile
 from engine.controller import Manager
+from engine.devcluster.cluster import DevCluster
 from engine.kube import Kube
 
 PASSWORD = f"password={SECRET}"
@@ -91,6 +93,22 @@ def test_run_produces_the_same_objects_and_plan_statuses_as_the_manager(
     assert plan_statuses(by_run) == plan_statuses(by_manager)
     assert objects_of(sim_kube, other_namespace, "same") == objects_of(sim_kube, cli.namespace, "same")
     assert len(objects_of(sim_kube, other_namespace, "same")) == 4  # config, legacy, auth, the Deployment
+
+
+@pytest.mark.dev_only("the latency is the dev cluster's fault profile")
+def test_run_has_written_its_events_when_it_exits(tmp_path: Path) -> None:
+    # Every request of a slow server takes a tenth of a second, the last Event's too: it is recorded with the
+    # plan's end, written by the recorder's thread, and on the server when the command has exited.
+    slow = FaultProfile(latency_seconds=0.1)
+    with DevCluster(simulate=True, nodes=("node-1",), faults=slow) as cluster:
+        cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": "told"}})
+        cli = Cli(cluster.write_kubeconfig(tmp_path / "config"), "told")
+
+        cli.ok("run", package("cli-app"), "--instance", "told", "-p", PASSWORD, *TIMEOUT)
+
+        _, events = cluster.request("GET", "/api/v1/namespaces/told/events")  # no wait: written by the exit
+        reasons = {e["reason"] for e in events["items"] if e["involvedObject"].get("kind") == "Instance"}
+        assert {"PlanStarted", "PlanComplete"} <= reasons, reasons
 
 
 def test_run_on_an_existing_instance_runs_the_plan_asked_for_or_the_one_a_change_triggers(
