@@ -70,6 +70,11 @@ class Caches:
         where = (namespace or self._kube.namespace) if namespaced else None
         return self._informer(api_version, kind, where if self._per_namespace else None).shared(where, name)
 
+    def controlled(self, api_version: str, kind: str, namespace: str, uid: str) -> list[dict[str, Any]]:
+        """The cached objects of `kind` in `namespace` whose controller's uid is `uid` (themselves, as `shared`
+        gives them: to read only), sorted by name; found through an index, not by reading every cached object."""
+        return self._informer(api_version, kind, self._scope(api_version, kind, namespace)).controlled(namespace, uid)
+
     def list(self, api_version: str, kind: str, namespace: str | None = None,
              where: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
         """Cached objects (copies) in `namespace`, or in all namespaces when None, sorted by namespace/name;

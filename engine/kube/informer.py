@@ -33,6 +33,22 @@ def key_of(obj: dict[str, Any]) -> Key:
     return namespace_of(obj) or "", name_of(obj)
 
 
+def controller_uid(obj: dict[str, Any]) -> str:
+    """The uid of the object's controller (its ownerReference with `controller: true`), "" when it has none."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller"):
+            return str(ref.get("uid") or "")
+    return ""
+
+
+def by_controller(objects: dict[Key, dict[str, Any]]) -> dict[str, dict[Key, dict[str, Any]]]:
+    index: dict[str, dict[Key, dict[str, Any]]] = {}
+    for key, obj in objects.items():
+        if uid := controller_uid(obj):
+            index.setdefault(uid, {})[key] = obj
+    return index
+
+
 # Why not kubernetes.informer.SharedInformer: it needs a typed list function (it reads `resp.items` and
 # `resp.metadata.resource_version` of generated models, so custom resources and dynamic kinds are out), it
 # has no way to wait for the initial list (it lists in its thread and retries every 5 s), it fires MODIFIED
@@ -53,6 +69,7 @@ class Informer:
         self.namespace, self._watch_list = namespace, watch_list
         self._kube, self._notify = kube, notify
         self._objects: dict[Key, dict[str, Any]] = {}
+        self._controlled: dict[str, dict[Key, dict[str, Any]]] | None = None  # by controller uid, once asked
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._version: str | None = None
@@ -83,6 +100,16 @@ class Informer:
         """The cached object itself, not a copy: to read, never to change (a watch event replaces it whole). Without the
         lock (every read of a pass asks): one dict read is atomic, and a relist replaces the map whole."""
         return self._objects.get((namespace or "", name))
+
+    def controlled(self, namespace: str, uid: str) -> list[dict[str, Any]]:
+        """The cached objects themselves (to read, never to change) in `namespace` whose controller's uid is `uid`,
+        sorted by key. From the first call on the informer keeps them indexed by controller, so a look-up costs what
+        it finds, not the size of the cache (a step waiting on a Job reads its pods on every pass)."""
+        with self._lock:
+            if self._controlled is None:
+                self._controlled = by_controller(self._objects)
+            found = self._controlled.get(uid)
+            return [found[key] for key in sorted(found) if key[0] == namespace] if found else []
 
     def list(self, namespace: str | None = None, where: Callable[[dict[str, Any]], bool] | None = None
              ) -> list[dict[str, Any]]:
@@ -133,12 +160,25 @@ class Informer:
     def _record(self, change: str, obj: dict[str, Any]) -> None:
         if change != DELETED:
             obj = compact(obj)
+        key = key_of(obj)
         with self._lock:
-            if change == DELETED:
-                self._objects.pop(key_of(obj), None)
-            else:
-                self._objects[key_of(obj)] = obj
+            old = self._objects.pop(key, None) if change == DELETED else self._objects.get(key)
+            if change != DELETED:
+                self._objects[key] = obj
+            if self._controlled is not None:
+                self._reindex(key, old, None if change == DELETED else obj)
         self._notify(change, obj, False)
+
+    def _reindex(self, key: Key, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """Move `key` in the controller index from `old`'s controller to `new`'s (called holding the lock)."""
+        index = self._controlled
+        assert index is not None
+        if old is not None and (was := controller_uid(old)) and (entries := index.get(was)) is not None:
+            entries.pop(key, None)
+            if not entries:
+                del index[was]
+        if new is not None and (uid := controller_uid(new)):
+            index.setdefault(uid, {})[key] = new
 
     def _watched_list(self) -> Watch | None:
         """Fill the cache from a watch's initial events; the watch, to go on with, or None when the server refused it
@@ -168,6 +208,8 @@ class Informer:
         fresh = {key_of(obj): compact(obj) for obj in items}
         with self._lock:
             old, self._objects = self._objects, fresh
+            if self._controlled is not None:
+                self._controlled = by_controller(fresh)
         self._version = version or None
         for key, obj in old.items():
             if key not in fresh:

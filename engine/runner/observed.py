@@ -136,11 +136,7 @@ class ObservedView(Mapping[Ref, Json]):
         uid, namespace = meta.get("uid"), meta.get("namespace")
         if not uid or not namespace:
             return []
-        def controlled(pod: Json) -> bool:
-            owners = (pod.get("metadata") or {}).get("ownerReferences") or []
-            return any(o.get("controller") and o.get("uid") == uid for o in owners)
-
-        return self._caches.list("v1", "Pod", str(namespace), where=controlled)
+        return self._caches.controlled("v1", "Pod", str(namespace), str(uid))
 
     def _lookup(self, ref: Ref) -> Json | None:
         """One read per ref and pass, so a decision sees one consistent answer for each object (a first read costs no

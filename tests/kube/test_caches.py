@@ -146,6 +146,64 @@ def test_list_where_keeps_only_what_the_predicate_accepts(kube: Kube, namespace:
     assert [o["metadata"]["name"] for o in kept if o["metadata"]["name"] in {"a", "b", "c"}] == ["a", "c"]
 
 
+def dependent(name: str, namespace: str, owner: dict[str, Any], *, controller: bool = True) -> dict[str, Any]:
+    """A ConfigMap whose ownerReference names `owner` (its controller unless `controller` is False)."""
+    obj = configmap(name, namespace)
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+         "controller": controller}]
+    return obj
+
+
+def names(objects: list[dict[str, Any]]) -> list[str]:
+    return [o["metadata"]["name"] for o in objects]
+
+
+def test_controlled_gives_what_a_controller_controls_and_follows_changes(kube: Kube, namespace: str,
+                                                                         caches: Caches) -> None:
+    a, b = kube.create(configmap("owner-a", namespace)), kube.create(configmap("owner-b", namespace))
+    uid_a, uid_b = a["metadata"]["uid"], b["metadata"]["uid"]
+    for obj in (dependent("a2", namespace, a), dependent("a1", namespace, a), dependent("b1", namespace, b),
+                dependent("only-owned", namespace, a, controller=False), configmap("plain", namespace)):
+        kube.create(obj)
+
+    assert names(caches.controlled("v1", "ConfigMap", namespace, uid_a)) == ["a1", "a2"]
+    assert names(caches.controlled("v1", "ConfigMap", namespace, uid_b)) == ["b1"]
+    assert caches.controlled("v1", "ConfigMap", "elsewhere", uid_a) == []
+    assert caches.controlled("v1", "ConfigMap", namespace, "no-such-uid") == []
+    assert caches.controlled("v1", "ConfigMap", namespace, uid_a)[0] is caches.shared("v1", "ConfigMap", "a1",
+                                                                                       namespace)
+
+    kube.create(dependent("a3", namespace, a))  # the index, made by the first call, is kept from now on
+    moved = kube.get("v1", "ConfigMap", "a1", namespace)
+    moved["metadata"]["ownerReferences"] = dependent("a1", namespace, b)["metadata"]["ownerReferences"]
+    kube.replace(moved)
+    kube.delete("v1", "ConfigMap", "a2", namespace)
+
+    eventually(lambda: names(caches.controlled("v1", "ConfigMap", namespace, uid_a)) == ["a3"])
+    eventually(lambda: names(caches.controlled("v1", "ConfigMap", namespace, uid_b)) == ["a1", "b1"])
+    assert caches.controlled("v1", "ConfigMap", namespace, uid_b)[0] is caches.shared("v1", "ConfigMap", "a1",
+                                                                                       namespace)
+
+
+def test_controlled_is_made_again_from_a_relist(own_cluster: DevCluster, own_kube: Kube, own_caches: Caches) -> None:
+    owner = own_kube.create(configmap("owner", "default"))
+    uid = owner["metadata"]["uid"]
+    own_kube.create(dependent("kept", "default", owner))
+    assert names(own_caches.controlled("v1", "ConfigMap", "default", uid)) == ["kept"]
+    own_cluster.faults = FaultProfile(watch_max_events=1)
+    cut = own_kube.requests["watch"]
+    own_kube.apply(configmap("cut-the-watch", "default"))  # the stream ends after this event: a new one is opened
+    eventually(lambda: own_kube.requests["watch"] > cut)
+    own_cluster.faults = FaultProfile(watch_max_events=1, expire_next_watch=True)
+    own_kube.apply(configmap("cut-again", "default"))  # the next watch is refused with 410: the informer lists
+
+    eventually(lambda: own_kube.requests["list"] == 2)
+    listed = own_caches.controlled("v1", "ConfigMap", "default", uid)
+    assert names(listed) == ["kept"]
+    assert listed[0] is own_caches.shared("v1", "ConfigMap", "kept", "default")  # the listed object, not the old one
+
+
 def test_a_label_selected_cache_holds_only_matching_objects(kube: Kube, namespace: str, caches: Caches) -> None:
     kube.create(configmap("mine", namespace, owner="kplan"))
     kube.create(configmap("other", namespace))
