@@ -4,6 +4,8 @@ A dev cluster runs in a process of its own, so what this process spends is engin
 work alone. Figures, each per request or event (`--count N` of each, default 300):
 - per verb (get, create, apply, merge patch, status update, list of 10) the CPU time of the thread that sent the
   requests (time.thread_time) and the wall time of a round trip;
+- the CPU time of finding a Job's pods among `--pods N` cached pods of its namespace (default 1000), as a pass of
+  a step waiting on a Job does (engine.runner.observed's `controlled_pods`);
 - the CPU time of an informer's thread per watch event (a ConfigMap applied elsewhere: it arrives with its
   managedFields, decoded and compacted into the cache), and the latency from the informer's reader hearing of it
   (decoded, compacted, its key queued) to a work queue handing that key to an idle worker thread (p50, p90, max).
@@ -22,6 +24,7 @@ from _common import cluster_process, machine, percentile
 
 from engine.controller.queue import WorkQueue
 from engine.kube import Caches, Kube, connect
+from engine.runner.observed import ObservedView, RecentWrites
 
 NAMESPACE = "default"
 
@@ -63,6 +66,29 @@ def requests(kube: Kube, count: int) -> dict[str, dict[str, float]]:
     figures["status_update"] = measured(count, lambda i: kube.replace(
         {**namespace, "metadata": {"name": NAMESPACE}, "status": {"phase": "Active"}}, subresource="status"))
     return figures
+
+
+def job_pods(kube: Kube, count: int, pods: int) -> dict[str, Any]:
+    """CPU of one look-up of an owner's pods in the watch cache, with `pods` pods cached in the namespace (bound to a
+    node no kubelet runs, so they stay as created); ten owners control one pod each, the rest have no controller."""
+    owners = [kube.create(config_map(f"pod-owner-{i}", i)) for i in range(10)]
+    for i in range(pods):
+        owner = owners[i] if i < len(owners) else None
+        refs = [{"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
+                 "uid": owner["metadata"]["uid"], "controller": True}] if owner else []
+        kube.create({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": f"cached-{i:05d}", "namespace": NAMESPACE, "ownerReferences": refs},
+                     "spec": {"nodeName": "no-kubelet", "containers": [{"name": "main", "image": "busybox:1.36"}]}})
+    caches = Caches(kube)
+    try:
+        caches.ensure("v1", "Pod")
+        view = ObservedView(caches, RecentWrites())
+        found = [len(view.controlled_pods(owner)) for owner in owners]
+        assert found == [1] * len(owners), found
+        figures = measured(count, lambda i: view.controlled_pods(owners[i % len(owners)]))
+    finally:
+        caches.stop()
+    return {"pods_cached": pods, "cpu_ms": figures["cpu_ms"]}
 
 
 def informer_thread(kind: str) -> threading.Thread:
@@ -122,10 +148,12 @@ def watch_events(kube: Kube, writer: Kube, count: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=300, help="requests of each verb and watch events (default 300)")
+    parser.add_argument("--pods", type=int, default=1000, help="pods cached for the look-up of a Job's (default 1000)")
     args = parser.parse_args()
     with cluster_process() as served, connect(str(served.kubeconfig), namespace=NAMESPACE) as kube, \
             connect(str(served.kubeconfig), namespace=NAMESPACE) as writer:
-        figures = {"requests": requests(kube, args.count), "watch": watch_events(kube, writer, args.count)}
+        figures = {"requests": requests(kube, args.count), "job_pods": job_pods(kube, args.count, args.pods),
+                   "watch": watch_events(kube, writer, args.count)}
     print(json.dumps({"bench": "kube_client", **machine(), **figures}, indent=2))
 
 

@@ -34,9 +34,9 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
         f"render_template.{size}.renders_per_second_cached" for size in ("small", "large")] + [
         "render_plan.ml-workflow.deploy.renders_per_second_cached", "kplan_version_command_seconds_median",
         "package_verify.ml-workflow.command_seconds_median"]),
-    "kube_client": (["--count", "10"], [
+    "kube_client": (["--count", "10", "--pods", "20"], [
         *(f"requests.{verb}.cpu_ms" for verb in ("get", "create", "apply", "merge_patch", "list_10", "status_update")),
-        "watch.informer_cpu_ms_per_event", "watch.queued_to_worker_ms.p90"]),
+        "job_pods.cpu_ms", "watch.informer_cpu_ms_per_event", "watch.queued_to_worker_ms.p90"]),
     "instances": (["--instances", "6", "--backend", "dev"], [
         f"dev.{figure}" for figure in ("instances_per_second", "time_to_complete_seconds.p99",
                                        "api_writes_per_instance", "manager_threads_cpu_ms_per_instance",
