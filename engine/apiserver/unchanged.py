@@ -3,7 +3,8 @@
 A stored object passed every check of its own write and is never changed once committed, so wherever a new
 body repeats it exactly (same JSON types too: `1`, `1.0` and `true` are told apart) the type checks, pruning,
 canonical quantities, omitempty and the field-set diff of managedFields find nothing there; they look only at
-what differs. Python's `==` is the fast test (C speed), marshal's bytes the strict one.
+what differs. Python's `==` is the fast test (C speed), the values' MessagePack bytes the strict one (msgspec, in C:
+a float, an integer and a boolean each have markers of their own, and a map's keys keep their order).
 
 A list item counts wherever the stored list holds an identical item, not only at its own index: every item of a
 list is checked by the one schema of its items, so an item that passed at one index passes at any (the checks of
@@ -21,21 +22,36 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
+import msgspec
+
 __all__ = ["Unchanged", "identical"]
 
+_PACK = msgspec.msgpack.Encoder()
 _MARSHAL_VERSION = 2  # the last format without back-references: equal bytes iff equal values of equal types
+_MARSHALLED = b"\xc1"  # a byte MessagePack never writes: marshal's bytes, after it, cannot be taken for msgpack's
 
 
 def identical(a: Any, b: Any) -> bool:
-    """JSON values equal in value, type and key order."""
+    """JSON values equal in value, type and key order (so, of equal values, equal bytes: `==` has told apart
+    what MessagePack writes alike, a list from a tuple)."""
     if a is b:
         return True
     if a != b:
         return False
+    found = _bytes(a)
+    return found is not None and found == _bytes(b)
+
+
+def _bytes(value: Any) -> bytes | None:
+    """Bytes equal only for equal JSON values of equal types; msgspec's, else (an integer beyond 64 bits) marshal's;
+    None for what is not JSON-shaped."""
     try:
-        return marshal.dumps(a, _MARSHAL_VERSION) == marshal.dumps(b, _MARSHAL_VERSION)
-    except ValueError:  # not JSON-shaped
-        return False
+        return _PACK.encode(value)
+    except (TypeError, ValueError, OverflowError):
+        try:
+            return _MARSHALLED + marshal.dumps(value, _MARSHAL_VERSION)
+        except ValueError:
+            return None
 
 
 class Unchanged:
@@ -130,12 +146,7 @@ class Unchanged:
 
 def _strict_bytes(value: Any) -> bytes | None:
     """A JSON map or list's bytes, equal only for equal values of equal types (None for scalars and non-JSON)."""
-    if not isinstance(value, dict | list):
-        return None
-    try:
-        return marshal.dumps(value, _MARSHAL_VERSION)
-    except ValueError:
-        return None
+    return _bytes(value) if isinstance(value, dict | list) else None
 
 
 NOTHING = Unchanged(None, None)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from engine.apiserver import structural
-from engine.apiserver.unchanged import NOTHING, Unchanged
+from engine.apiserver.unchanged import NOTHING, Unchanged, identical
 
 ITEM = {"type": "object", "required": ["name"], "properties": {
     "name": {"type": "string", "pattern": "^[a-z][a-z0-9-]*$"},
@@ -100,6 +100,19 @@ def test_json_types_are_told_apart_wherever_an_item_is_found() -> None:
     for value in (1.0, True):
         new = [{"x": 0}, {"n": value}]
         assert (new[1] in Unchanged(new, stored)) is (value is True)
+
+
+def test_identical_is_equal_in_value_json_type_and_key_order() -> None:
+    big = 2**70  # beyond MessagePack's integers
+    same = [({"a": [1, "x", None, {"b": 2.5}]}, {"a": [1, "x", None, {"b": 2.5}]}), ({"n": big}, {"n": big}),
+            ([{"n": -0.0}], [{"n": -0.0}])]
+    apart = [({"n": 1}, {"n": 1.0}), ({"n": 1}, {"n": True}), ({"n": 0}, {"n": False}), ({"n": 0.0}, {"n": -0.0}),
+             ({"n": big}, {"n": float(big)}), ({"a": 1, "b": 2}, {"b": 2, "a": 1}), ([[1]], [(1,)]),
+             ({"n": 1}, {"n": 2})]
+    assert all(identical(a, b) and identical(b, a) for a, b in same)
+    assert not any(identical(a, b) or identical(b, a) for a, b in apart)
+    thing = object()
+    assert not identical({"o": thing}, {"o": thing})  # not JSON-shaped
 
 
 def test_an_earlier_walk_counts_only_against_the_same_stored_object_and_for_what_it_left_alone() -> None:
