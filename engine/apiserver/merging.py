@@ -26,15 +26,16 @@ Shape = Literal["map", "list"] | None
 
 
 def same(a: Any, b: Any) -> bool:
-    """JSON equality: numbers compare by value, but booleans are not numbers."""
+    """JSON equality: numbers compare by value, but booleans are not numbers. Two maps or lists `same` finds equal
+    are equal to `==` too, which tells unequal ones apart in C: only equal ones are walked, for their booleans."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(v, b[k]) for k, v in a.items())
+        return isinstance(b, dict) and a == b and all(same(v, b[k]) for k, v in a.items())
     if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        return isinstance(b, list) and a == b and all(same(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
