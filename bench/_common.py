@@ -149,6 +149,9 @@ def threads_cpu_seconds(leave_out: Sequence[threading.Thread] = ()) -> float:
     return total
 
 
+WORKER = "worker-"  # engine.controller.workers names its threads so
+
+
 def per_unit(counts: Mapping[str, int], units: int, always: Sequence[str] = ()) -> dict[str, float]:
     """Counts by verb divided by `units`; verbs never used are left out, unless named in `always`."""
     return {verb: round(counts.get(verb, 0) / units, 3) for verb in sorted({*counts, *always})
@@ -189,21 +192,29 @@ def deploy_complete(instance: Mapping[str, Any] | None) -> bool:
 
 class TimedTransport(Transport):
     """A Transport that keeps when each of its request/answer round trips began and ended (perf_counter seconds;
-    watch streams excluded) in `spans`."""
+    watch streams excluded) in `spans`, and the CPU time the sending thread spent in them, by thread name, in
+    `cpu_in_requests`."""
 
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport.api_client)
         self.spans: list[tuple[float, float]] = []
+        self.cpu_in_requests: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             return super().request(method, path, **kwargs)
         finally:
-            end = time.perf_counter()
+            end, cpu = time.perf_counter(), time.thread_time() - cpu
             with self._lock:
                 self.spans.append((start, end))
+                self.cpu_in_requests[threading.current_thread().name] += cpu
+
+
+def workers_cpu_seconds() -> float:
+    """CPU time so far of this process's live threads named as the manager's workers (`worker-N`)."""
+    return threads_cpu_seconds(leave_out=[t for t in threading.enumerate() if not t.name.startswith(WORKER)])
 
 
 def covered(spans: Sequence[tuple[float, float]], start: float, end: float) -> float:

@@ -9,11 +9,13 @@ to run the Jobs on the critical path; engine overhead per step = (wall - round t
 the time when neither a request of the manager was under way nor a Job was running, per step (a Job runs
 while the status write after its apply is under way: the two are not added), also counted from the start of
 the first Job only, with the time until then (the manager's first pass of a package new to it parses, verifies
-and renders it: a cost paid once per package version, not per step); and the manager's API requests
-by verb per applied object. The manager's caches of ConfigMaps and Jobs are filled before the clock starts,
-as they would be in a running manager. With the cluster in a process of its own (the default), the CPU that
-process used from the create to COMPLETE, per step (on the real backend that is the simulators' process; the
-control plane's binaries are not in it).
+and renders it: a cost paid once per package version, not per step); the manager's API requests by verb per
+applied object; and the CPU time of the manager's worker threads per step, all of it and outside the requests'
+round trips (its decisions, and the client's work on a request before it is sent and after it is answered: on a
+serial chain, nearly all of the overhead). The manager's caches of ConfigMaps and Jobs are filled before the
+clock starts, as they would be in a running manager. With the cluster in a process of its own (the default), the
+CPU that process used from the create to COMPLETE, per step (on the real backend that is the simulators' process;
+the control plane's binaries are not in it).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from _common import (
     manager_for,
     per_unit,
     step_package,
+    workers_cpu_seconds,
 )
 
 from engine.kube import Kube, connect
@@ -75,12 +78,16 @@ def scenario(served: Served, observer: Kube, strategy: str, steps: int) -> dict[
         manager.caches.ensure("batch/v1", "Job")
         before, spans_before = Counter(kube.requests), len(timed.spans)
         cluster_cpu = served.cpu_seconds()
+        in_requests = Counter(timed.cpu_in_requests)
+        workers_cpu = workers_cpu_seconds()
         start = time.perf_counter()
         observer.create({"apiVersion": INSTANCE[0], "kind": INSTANCE[1],
                          "metadata": {"name": "b", "namespace": namespace},
                          "spec": {"operatorVersion": {"name": f"bench-{strategy}-0.1.0"}}})
         observer.wait_for(*INSTANCE, "b", namespace, deploy_complete, WAIT, condition="deploy COMPLETE")
         end = time.perf_counter()
+        workers_cpu = workers_cpu_seconds() - workers_cpu
+        in_requests = Counter(timed.cpu_in_requests) - in_requests
         cluster_cpu = served.cpu_seconds() - cluster_cpu
         wall = end - start
         request_spans = timed.spans[spans_before:]
@@ -111,6 +118,10 @@ def scenario(served: Served, observer: Kube, strategy: str, steps: int) -> dict[
         "engine_overhead_per_step_excluding_simulator_ms": round(outside / steps * 1000, 2),
         "until_first_job_ms": round((first_job - start) * 1000, 1),
         "engine_overhead_per_step_excluding_simulator_after_first_job_ms": round(outside_after / steps * 1000, 2),
+        "manager_workers_cpu_ms_per_step": round(workers_cpu / steps * 1000, 2),
+        "manager_workers_cpu_outside_requests_ms_per_step": round(
+            (workers_cpu - sum(cpu for name, cpu in in_requests.items() if name.startswith("worker-"))) / steps * 1000,
+            2),
         "api_requests_per_applied_object": per_unit(requests, objects),
         "reconciles": manager.metrics.reconciles,
     }

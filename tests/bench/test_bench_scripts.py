@@ -25,7 +25,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
         for figure in ("wall_seconds", "api_round_trips", "simulator_latency_ms_per_step",
                        "engine_overhead_per_step_excluding_simulator_ms", "until_first_job_ms",
                        "engine_overhead_per_step_excluding_simulator_after_first_job_ms",
-                       "api_requests_per_applied_object.apply", "cluster_process_cpu_ms_per_step")]),
+                       "api_requests_per_applied_object.apply", "cluster_process_cpu_ms_per_step",
+                       "manager_workers_cpu_ms_per_step", "manager_workers_cpu_outside_requests_ms_per_step")]),
     "plan-thread": (["--backend", "dev", "--steps", "2", "--cluster", "thread"], [
         f"dev.{scenario}_2.{figure}" for scenario in ("chain_of", "parallel")
         for figure in ("wall_seconds", "simulator_latency_ms_per_step",
