@@ -87,7 +87,9 @@ def plan_changes(namespace: str, instance: str, plan: str, old: Json, new: Json)
     found: list[RunEvent] = [PlanStarted(namespace, instance, plan, str(new["uid"]))] if restarted else []
     old_steps = {(phase, str(step.get("name"))): step for phase, step in steps(before)}
     for phase, step in steps(new):
-        found += step_changes(namespace, instance, plan, phase, step, old_steps.get((phase, str(step.get("name")))))
+        was = old_steps.get((phase, str(step.get("name"))))
+        if was != step:  # an unchanged step (most of a long plan, every pass) has nothing to tell
+            found += step_changes(namespace, instance, plan, phase, step, was)
     ended = new.get("status") in ENDS and (restarted or before.get("status") != new.get("status"))
     if ended:
         found.append(PlanFinished(namespace, instance, plan, str(new["status"]), str(new.get("message") or ""),
