@@ -32,8 +32,8 @@ _MARSHALLED = b"\xc1"  # a byte MessagePack never writes: marshal's bytes, after
 
 
 def identical(a: Any, b: Any) -> bool:
-    """JSON values equal in value, type and key order (so, of equal values, equal bytes: `==` has told apart
-    what MessagePack writes alike, a list from a tuple)."""
+    """JSON values equal in value, type and key order. `==` goes first: it also tells a list from a tuple, which
+    MessagePack writes alike."""
     if a is b:
         return True
     if a != b:
